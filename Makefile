@@ -1,0 +1,24 @@
+# The two set-up commands of the README: `make demo` and `make test`. Both install what is missing first.
+.PHONY: demo test build lint format check-imports clean
+
+demo:
+	bash scripts/demo.sh
+
+test:
+	bash scripts/test.sh
+
+build:
+	bash scripts/setup.sh
+	swift build
+
+lint:
+	swift format lint --strict --recursive Package.swift Sources Tests
+
+format:
+	swift format --in-place --recursive Package.swift Sources Tests
+
+check-imports:
+	bash scripts/check-c-imports.sh
+
+clean:
+	rm -rf .build run

@@ -1,0 +1,145 @@
+// swift-tools-version: 6.1
+import Foundation
+import PackageDescription
+
+/// CI (`.ci/run`) sets BEACONTRACKER_WERROR=1: our own targets then build with warnings as errors, while dependencies
+/// keep their warnings. Swift 6 language mode everywhere.
+let warningsAsErrors = ProcessInfo.processInfo.environment["BEACONTRACKER_WERROR"] == "1"
+let swiftSettings: [SwiftSetting] =
+    [.swiftLanguageMode(.v6)] + (warningsAsErrors ? [.unsafeFlags(["-warnings-as-errors"])] : [])
+let cSettings: [CSetting] = warningsAsErrors ? [.unsafeFlags(["-Werror", "-Wall"])] : []
+
+let package = Package(
+    name: "BeaconTracker",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "beacon-agent", targets: ["beacon-agent"]),
+        .executable(name: "beacon-hub", targets: ["beacon-hub"]),
+        .executable(name: "beacon-sim", targets: ["beacon-sim"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // Executables: parse arguments, load configuration, call the wiring library.
+        .executableTarget(
+            name: "beacon-agent",
+            dependencies: [
+                "BeaconAgent",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "beacon-hub",
+            dependencies: [
+                "BeaconHub",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "beacon-sim",
+            dependencies: [
+                "BeaconModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Domain types and the MQTT contract's payloads: no dependencies.
+        .target(name: "BeaconModel", swiftSettings: swiftSettings),
+
+        // Strict YAML configuration loading shared by the three programs.
+        .target(
+            name: "BeaconConfig",
+            dependencies: ["BeaconModel", "BeaconMQTT", .product(name: "Yams", package: "Yams")],
+            swiftSettings: swiftSettings
+        ),
+
+        // C libraries, each imported by exactly one Swift target (checked by scripts/check-c-imports.sh).
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .target(
+            name: "CBluetooth",
+            cSettings: cSettings,
+            linkerSettings: [.linkedLibrary("bluetooth")]
+        ),
+
+        // Adapters.
+        .target(
+            name: "BeaconMQTT",
+            dependencies: [
+                "CMosquitto",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "BLEScanner",
+            dependencies: ["CBluetooth", "BeaconModel"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "BeaconStore",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Wiring: configuration types and build functions returning services.
+        .target(
+            name: "BeaconAgent",
+            dependencies: [
+                "BeaconModel", "BeaconConfig", "BeaconMQTT",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "BeaconHub",
+            dependencies: [
+                "BeaconModel", "BeaconConfig", "BeaconMQTT",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Test support: a real mosquitto broker on a free loopback port.
+        .target(
+            name: "BrokerTestSupport",
+            dependencies: ["BeaconMQTT"],
+            path: "Tests/Support",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "BeaconModelTests", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BeaconConfigTests",
+            dependencies: ["BeaconConfig", "BeaconAgent", "BeaconHub"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BeaconMQTTTests",
+            dependencies: ["BeaconMQTT", "BrokerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "BLEScannerTests", dependencies: ["BLEScanner"], swiftSettings: swiftSettings),
+        .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["BeaconModel", "BeaconMQTT", "BrokerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,126 @@
+import BeaconMQTT
+import BeaconModel
+import Foundation
+
+/// The `mqtt:` section shared by agent.yaml and hub.yaml (docs/configuration.md).
+public struct MQTTSettings: Decodable, Sendable, Hashable {
+    /// The `mqtt.tls:` section.
+    public struct TLSSettings: Decodable, Sendable, Hashable {
+        public var caFile: String
+        public var certFile: String?
+        public var keyFile: String?
+        public var version: TLSVersion
+        public var insecureHostname: Bool
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case caFile, certFile, keyFile, version, insecureHostname
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            caFile = try container.decode(String.self, forKey: .caFile)
+            certFile = try container.decodeIfPresent(String.self, forKey: .certFile)
+            keyFile = try container.decodeIfPresent(String.self, forKey: .keyFile)
+            version = try container.decodeIfPresent(TLSVersion.self, forKey: .version) ?? .tlsv12
+            insecureHostname = try container.decodeIfPresent(Bool.self, forKey: .insecureHostname) ?? false
+        }
+    }
+
+    /// TLS protocol versions accepted in configuration.
+    public enum TLSVersion: String, ConfigEnum {
+        case tlsv12 = "tlsv1.2"
+        case tlsv13 = "tlsv1.3"
+    }
+
+    public var host: String
+    public var port: Int
+    /// Topic root; the site id comes from the top-level `site:`.
+    public var root: String
+    public var clientId: String?
+    public var username: String?
+    public var password: String?
+    /// A file holding the password (first line), so it stays out of the config file.
+    public var passwordFile: String?
+    public var tls: TLSSettings?
+    public var keepAlive: Int
+    /// Seconds; first wait before reconnecting, doubled per failure up to `reconnectMaxSeconds`.
+    public var reconnectMinSeconds: Double
+    public var reconnectMaxSeconds: Double
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case host, port, root, clientId, username, password, passwordFile, tls, keepAlive, reconnectMinSeconds,
+            reconnectMaxSeconds
+    }
+
+    /// Defaults: a broker on loopback port 1883 without TLS.
+    public init() {
+        host = "127.0.0.1"
+        port = 1883
+        root = "beacontracker"
+        keepAlive = 30
+        reconnectMinSeconds = 0.25
+        reconnectMaxSeconds = 30
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        host = try container.decodeIfPresent(String.self, forKey: .host) ?? "127.0.0.1"
+        port = try container.decodeIfPresent(Int.self, forKey: .port) ?? 1883
+        root = try container.decodeIfPresent(String.self, forKey: .root) ?? "beacontracker"
+        clientId = try container.decodeIfPresent(String.self, forKey: .clientId)
+        username = try container.decodeIfPresent(String.self, forKey: .username)
+        password = try container.decodeIfPresent(String.self, forKey: .password)
+        passwordFile = try container.decodeIfPresent(String.self, forKey: .passwordFile)
+        tls = try container.decodeIfPresent(TLSSettings.self, forKey: .tls)
+        keepAlive = try container.decodeIfPresent(Int.self, forKey: .keepAlive) ?? 30
+        reconnectMinSeconds = try container.decodeIfPresent(Double.self, forKey: .reconnectMinSeconds) ?? 0.25
+        reconnectMaxSeconds = try container.decodeIfPresent(Double.self, forKey: .reconnectMaxSeconds) ?? 30
+
+        func invalid(_ key: CodingKeys, _ message: String) -> DecodingError {
+            DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: message)
+        }
+        guard (1...65535).contains(port) else { throw invalid(.port, "expected a port in 1...65535, found \(port)") }
+        guard (5...3600).contains(keepAlive) else {
+            throw invalid(.keepAlive, "expected seconds in 5...3600, found \(keepAlive)")
+        }
+        guard !root.isEmpty, !root.contains("+"), !root.contains("#"), !root.hasSuffix("/") else {
+            throw invalid(.root, "expected a topic prefix without +, # or a trailing /, found \"\(root)\"")
+        }
+        guard password == nil || passwordFile == nil else {
+            throw invalid(.passwordFile, "set either password or passwordFile, not both")
+        }
+        guard reconnectMinSeconds > 0, reconnectMaxSeconds >= reconnectMinSeconds else {
+            throw invalid(.reconnectMaxSeconds, "expected 0 < reconnectMinSeconds <= reconnectMaxSeconds")
+        }
+    }
+
+    /// The client configuration for one program; reads `passwordFile` now so a missing file fails at start-up.
+    public func clientConfiguration(
+        defaultClientID: String, cleanSession: Bool, will: MQTTConfiguration.Will?, configFile: String
+    ) throws(ConfigError) -> MQTTConfiguration {
+        var secret = password
+        if let passwordFile {
+            do {
+                let text = try String(contentsOfFile: passwordFile, encoding: .utf8)
+                secret = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            } catch {
+                throw ConfigError(
+                    .invalidValue, file: configFile, key: "mqtt.passwordFile",
+                    "cannot read \(passwordFile) (\(error.localizedDescription)): check the path and permissions")
+            }
+        }
+        let tlsConfiguration = tls.map { tls in
+            MQTTConfiguration.TLS(
+                caFile: tls.caFile, certificateFile: tls.certFile, keyFile: tls.keyFile,
+                version: tls.version == .tlsv13 ? .tlsv13 : .tlsv12, allowInsecureHostname: tls.insecureHostname)
+        }
+        return MQTTConfiguration(
+            host: host, port: port, clientID: clientId ?? defaultClientID, username: username, password: secret,
+            tls: tlsConfiguration, keepAlive: keepAlive, cleanSession: cleanSession, will: will,
+            reconnectMinimumDelay: .milliseconds(Int(reconnectMinSeconds * 1000)),
+            reconnectMaximumDelay: .milliseconds(Int(reconnectMaxSeconds * 1000)))
+    }
+
+    /// The topic tree for `site`.
+    public func topics(site: SiteID) -> Topics { Topics(root: root, site: site) }
+}

@@ -1,0 +1,10 @@
+/// The messages of one subscription, in arrival order; ends when the client shuts down.
+public struct MQTTSubscription: AsyncSequence, Sendable {
+    public typealias Element = MQTTMessage
+
+    let stream: AsyncStream<MQTTMessage>
+
+    public func makeAsyncIterator() -> AsyncStream<MQTTMessage>.AsyncIterator {
+        stream.makeAsyncIterator()
+    }
+}

@@ -1,0 +1,56 @@
+/// Retained status of one gateway: the payload of `gateways/<gateway>/status`, and its last-will.
+public struct GatewayStatus: Sendable, Hashable, Codable {
+    /// Whether the gateway's agent is connected.
+    public enum State: String, Sendable, Hashable, Codable {
+        case online, offline
+    }
+
+    /// What an agent's outbox holds, so operators see a backlog building.
+    public struct Outbox: Sendable, Hashable, Codable {
+        public var pendingBatches: Int
+        public var pendingBytes: Int
+        /// Scan time of the oldest pending batch, unix seconds.
+        public var oldest: Double?
+
+        public init(pendingBatches: Int, pendingBytes: Int, oldest: Double? = nil) {
+            self.pendingBatches = pendingBatches
+            self.pendingBytes = pendingBytes
+            self.oldest = oldest
+        }
+    }
+
+    public var version: Int
+    public var gateway: GatewayID
+    public var state: State
+    public var boot: String
+    /// Absent in the last-will, which is fixed when the agent connects.
+    public var t: Double?
+    public var agentVersion: String?
+    public var clockSynced: Bool?
+    public var outbox: Outbox?
+    /// The agent republishes its status at this interval; silence for 3 × heartbeat means offline.
+    public var heartbeatSeconds: Double?
+    /// Why it went offline: `shutdown` or `connection lost`.
+    public var reason: String?
+
+    public init(
+        gateway: GatewayID, state: State, boot: String, t: Double? = nil, agentVersion: String? = nil,
+        clockSynced: Bool? = nil, outbox: Outbox? = nil, heartbeatSeconds: Double? = nil, reason: String? = nil
+    ) {
+        self.version = ContractVersion.current
+        self.gateway = gateway
+        self.state = state
+        self.boot = boot
+        self.t = t
+        self.agentVersion = agentVersion
+        self.clockSynced = clockSynced
+        self.outbox = outbox
+        self.heartbeatSeconds = heartbeatSeconds
+        self.reason = reason
+    }
+
+    /// The last-will an agent leaves with the broker when it connects.
+    public static func lastWill(gateway: GatewayID, boot: String) -> GatewayStatus {
+        GatewayStatus(gateway: gateway, state: .offline, boot: boot, reason: "connection lost")
+    }
+}

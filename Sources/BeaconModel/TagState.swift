@@ -1,0 +1,78 @@
+/// Retained state of one tag: the payload of `tags/<tag>/state`.
+public struct TagState: Sendable, Hashable, Codable {
+    /// Where the tag is, as far as the hub knows.
+    public enum State: String, Sendable, Hashable, Codable {
+        /// In `zone`.
+        case inside
+        /// Not in any zone (exited, or never seen).
+        case outside
+        /// Last heard only by gateways that are now offline: not an exit.
+        case unknown
+    }
+
+    /// CoreLocation's ranging classes.
+    public enum Proximity: String, Sendable, Hashable, Codable {
+        case immediate, near, far, unknown
+    }
+
+    /// What one gateway currently hears of the tag.
+    public struct GatewayReading: Sendable, Hashable, Codable {
+        public var gateway: GatewayID
+        /// Smoothed RSSI, dBm.
+        public var rssi: Int
+        /// Estimated distance, metres.
+        public var distance: Double?
+        public var proximity: Proximity
+        public var lastSeen: Double
+
+        public init(gateway: GatewayID, rssi: Int, distance: Double?, proximity: Proximity, lastSeen: Double) {
+            self.gateway = gateway
+            self.rssi = rssi
+            self.distance = distance
+            self.proximity = proximity
+            self.lastSeen = lastSeen
+        }
+    }
+
+    public var version: Int
+    public var tag: TagID
+    public var beacon: String
+    public var state: State
+    public var zone: ZoneID?
+    public var since: Double
+    public var confidence: Double
+    public var lastSeen: Double?
+    public var gateways: [GatewayReading]
+
+    public init(
+        tag: TagID, beacon: String, state: State, zone: ZoneID?, since: Double, confidence: Double,
+        lastSeen: Double?, gateways: [GatewayReading]
+    ) {
+        self.version = ContractVersion.current
+        self.tag = tag
+        self.beacon = beacon
+        self.state = state
+        self.zone = zone
+        self.since = since
+        self.confidence = confidence
+        self.lastSeen = lastSeen
+        self.gateways = gateways
+    }
+}
+
+/// Retained occupancy of one zone: the payload of `zones/<zone>/occupancy`.
+public struct ZoneOccupancy: Sendable, Hashable, Codable {
+    public var version: Int
+    public var zone: ZoneID
+    public var count: Int
+    public var tags: [TagID]
+    public var t: Double
+
+    public init(zone: ZoneID, tags: [TagID], t: Double) {
+        self.version = ContractVersion.current
+        self.zone = zone
+        self.count = tags.count
+        self.tags = tags
+        self.t = t
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import GRDB
+
+/// One SQLite database file with its single writer connection (GRDB's `DatabaseQueue`, which runs every access on
+/// its own serial queue, off the cooperative thread pool), WAL journaling and versioned migrations.
+///
+/// One writer connection per file is deliberate: SQLite 3.40 (Debian 12) has a WAL bug when two connections write or
+/// checkpoint at once.
+public final class StoreDatabase: Sendable {
+    /// How hard SQLite works to survive crashes (docs/decisions/0002-sqlite-through-grdb.md).
+    public enum Durability: String, Sendable, Hashable, CaseIterable {
+        /// WAL + synchronous=NORMAL: survives a killed process; the last commits may be lost on power loss.
+        case normal
+        /// WAL + synchronous=FULL: also survives power loss, at a cost per commit.
+        case full
+    }
+
+    public let path: String
+    let queue: DatabaseQueue
+
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    ///
+    /// A database written by a newer BeaconTracker (it holds migrations this build does not know) is refused rather
+    /// than altered.
+    public init(path: String, durability: Durability = .normal, schema: StoreSchema) throws(StoreError) {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+        }
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+            }
+        } catch {
+            throw StoreError(
+                .cannotOpen,
+                "cannot open database \(path) (\(error)): check the directory exists and is writable, and the disk "
+                    + "has space")
+        }
+        self.path = path
+        do {
+            let superseded = try queue.read { db in try schema.migrator.hasBeenSuperseded(db) }
+            if superseded {
+                throw StoreError(
+                    .newerSchema,
+                    "database \(path) was written by a newer BeaconTracker: upgrade this program, or restore a backup "
+                        + "made by this version")
+            }
+            try schema.migrator.migrate(queue)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.io, "cannot migrate database \(path): \(error)")
+        }
+    }
+
+    /// Runs `work` in a write transaction on the writer's serial queue.
+    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await queue.write(work)
+    }
+
+    /// Runs `work` for reading on the writer's serial queue.
+    func read<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await queue.read(work)
+    }
+
+    /// Executes SQL statements in one write transaction (administration and tests; callers never see GRDB).
+    public func execute(_ sql: String) async throws {
+        try await write { db in try db.execute(sql: sql) }
+    }
+
+    /// The first column of the first row of `sql` as an integer.
+    public func fetchInteger(_ sql: String) async throws -> Int? {
+        try await read { db in try Int.fetchOne(db, sql: sql) }
+    }
+
+    /// `PRAGMA integrity_check`: "ok" for a sound file, otherwise SQLite's list of problems.
+    public func integrityCheck() async throws -> String {
+        try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+    }
+
+    /// Current value of a pragma, for checks and diagnostics.
+    public func pragma(_ name: String) throws -> String? {
+        try queue.read { db in try String.fetchOne(db, sql: "PRAGMA \(name)") }
+    }
+}

@@ -1,0 +1,116 @@
+import BeaconAgent
+import BeaconConfig
+import BeaconHub
+import Foundation
+import Testing
+
+@Suite struct ConfigLoaderTests {
+    func load(_ yaml: String) throws(ConfigError) -> AgentConfiguration {
+        try ConfigLoader.decode(AgentConfiguration.self, from: yaml, file: "agent.yaml")
+    }
+
+    func failure(_ yaml: String) -> ConfigError? {
+        do {
+            _ = try load(yaml)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func minimalFileGetsDefaults() throws {
+        let config = try load("gateway: gw-1\nsite: demo\n")
+        #expect(config.gateway == "gw-1")
+        #expect(config.mqtt.host == "127.0.0.1")
+        #expect(config.mqtt.port == 1883)
+        #expect(config.mqtt.keepAlive == 30)
+        #expect(config.heartbeatSeconds == 30)
+    }
+
+    @Test func misspelledNestedKeyNamesFileKeyAndAlternatives() throws {
+        let error = try #require(failure("gateway: gw-1\nsite: demo\nmqtt:\n  keepalive: 10\n"))
+        #expect(error.code == .unknownKey)
+        #expect(error.file == "agent.yaml")
+        #expect(error.key == "mqtt.keepalive")
+        #expect(error.description.contains("keepAlive"))
+    }
+
+    @Test func missingRequiredKeyIsNamed() throws {
+        let error = try #require(failure("site: demo\n"))
+        #expect(error.code == .missingKey)
+        #expect(error.key == "gateway")
+    }
+
+    @Test func wrongTypeSaysWhatIsExpected() throws {
+        let error = try #require(failure("gateway: gw-1\nsite: demo\nmqtt:\n  port: lots\n"))
+        #expect(error.code == .invalidValue)
+        #expect(error.key == "mqtt.port")
+        #expect(error.message.contains("integer"))
+    }
+
+    @Test func outOfRangeValueSaysTheRange() throws {
+        let error = try #require(failure("gateway: gw-1\nsite: demo\nmqtt:\n  port: 70000\n"))
+        #expect(error.key == "mqtt.port")
+        #expect(error.message.contains("1...65535"))
+    }
+
+    @Test func enumValueListsTheChoices() throws {
+        let error = try #require(
+            failure("gateway: gw-1\nsite: demo\nmqtt:\n  tls:\n    caFile: /ca.pem\n    version: tlsv9\n"))
+        #expect(error.key == "mqtt.tls.version")
+        #expect(error.message.contains("\"tlsv1.2\""))
+    }
+
+    @Test func invalidIdExplainsTheRule() throws {
+        let error = try #require(failure("gateway: gw/1\nsite: demo\n"))
+        #expect(error.key == "gateway")
+        #expect(error.message.contains("A-Z a-z 0-9"))
+    }
+
+    @Test func syntaxErrorIsReported() throws {
+        let error = try #require(failure("gateway: [unclosed\n"))
+        #expect(error.code == .syntax)
+    }
+
+    @Test func unreadableFileIsNamed() {
+        do {
+            _ = try AgentConfiguration.load(from: "/nonexistent/agent.yaml")
+            Issue.record("loaded a missing file")
+        } catch {
+            #expect(error.code == .unreadable)
+            #expect(error.description.contains("/nonexistent/agent.yaml"))
+        }
+    }
+
+    @Test func passwordFileIsReadAtBuildTime() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cfg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secret = directory.appendingPathComponent("secret").path
+        try "s3cret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let config = try load("gateway: gw-1\nsite: demo\nmqtt:\n  username: gw-1\n  passwordFile: \(secret)\n")
+        let client = try config.mqtt.clientConfiguration(
+            defaultClientID: "agent-gw-1", cleanSession: true, will: nil, configFile: "agent.yaml")
+        #expect(client.password == "s3cret")
+        #expect(client.clientID == "agent-gw-1")
+
+        let missing = try load("gateway: gw-1\nsite: demo\nmqtt:\n  passwordFile: \(directory.path)/nope\n")
+        #expect(throws: ConfigError.self) {
+            _ = try missing.mqtt.clientConfiguration(
+                defaultClientID: "x", cleanSession: true, will: nil, configFile: "agent.yaml")
+        }
+    }
+
+    /// The example files shipped in config/ must load: they are what operators copy.
+    @Test(arguments: ["agent.yaml", "hub.yaml"])
+    func shippedExamplesLoad(name: String) throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let path = root.appendingPathComponent("config").appendingPathComponent(name).path
+        if name == "agent.yaml" {
+            _ = try AgentConfiguration.load(from: path)
+        } else {
+            _ = try HubConfiguration.load(from: path)
+        }
+    }
+}

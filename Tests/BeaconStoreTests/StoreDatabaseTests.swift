@@ -1,0 +1,65 @@
+import BeaconStore
+import Foundation
+import Testing
+
+@Suite struct StoreDatabaseTests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func schema(_ count: Int) -> StoreSchema {
+        var schema = StoreSchema()
+        for index in 1...count {
+            schema.register("v\(index)", sql: "CREATE TABLE t\(index) (id INTEGER PRIMARY KEY)")
+        }
+        return schema
+    }
+
+    @Test func opensRealFileInWALWithChosenDurability() throws {
+        let path = directory.appendingPathComponent("hub.db").path
+        let normal = try StoreDatabase(path: path, schema: schema(1))
+        #expect(try normal.pragma("journal_mode") == "wal")
+        #expect(try normal.pragma("synchronous") == "1")
+        let full = try StoreDatabase(
+            path: directory.appendingPathComponent("full.db").path, durability: .full, schema: schema(1))
+        #expect(try full.pragma("synchronous") == "2")
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func upgradesAnOlderDatabaseInPlace() async throws {
+        let path = directory.appendingPathComponent("hub.db").path
+        do {
+            let old = try StoreDatabase(path: path, schema: schema(1))
+            try await old.execute("INSERT INTO t1 (id) VALUES (7)")
+        }
+        let upgraded = try StoreDatabase(path: path, schema: schema(3))
+        #expect(try StoreSchema.appliedMigrations(in: upgraded) == ["v1", "v2", "v3"])
+        #expect(try await upgraded.fetchInteger("SELECT id FROM t1") == 7)
+        #expect(try await upgraded.integrityCheck() == "ok")
+    }
+
+    @Test func refusesADatabaseFromANewerVersion() throws {
+        let path = directory.appendingPathComponent("hub.db").path
+        _ = try StoreDatabase(path: path, schema: schema(3))
+        do {
+            _ = try StoreDatabase(path: path, schema: schema(2))
+            Issue.record("opened a newer database")
+        } catch {
+            #expect(error.code == .newerSchema)
+            #expect(error.message.contains("upgrade"))
+        }
+    }
+
+    @Test func unwritableDirectoryIsAClearError() {
+        do {
+            _ = try StoreDatabase(path: "/nonexistent-dir/hub.db", schema: schema(1))
+            Issue.record("opened a database in a missing directory")
+        } catch {
+            #expect(error.code == .cannotOpen)
+            #expect(error.message.contains("/nonexistent-dir/hub.db"))
+        }
+    }
+}

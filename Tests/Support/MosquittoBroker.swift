@@ -1,0 +1,214 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real mosquitto broker (Debian's package) on a free loopback port, with a generated configuration, for tests.
+///
+/// `start()` returns once the broker accepts TCP connections; `restart()` keeps the port and the persistence
+/// directory, so retained messages and persistent sessions survive as they would in production.
+public final class MosquittoBroker: @unchecked Sendable {
+    // @unchecked: the process handle and running flag are only touched under `lock`.
+
+    /// What the generated configuration enables.
+    public struct Options: Sendable {
+        /// Non-empty: anonymous access off, these users in a password file made by mosquitto_passwd.
+        public var users: [String: String] = [:]
+        /// Written verbatim to an ACL file when set.
+        public var aclLines: [String]? = nil
+        /// TLS listener with certificates from `TestCertificates`.
+        public var tls = false
+        /// With `tls`: clients must present a certificate signed by the test CA.
+        public var requireClientCertificate = false
+        /// Keep retained messages and sessions in the broker's directory across restarts.
+        public var persistence = true
+        /// Lines appended to the configuration.
+        public var extraConfig: [String] = []
+
+        public init() {}
+    }
+
+    public let options: Options
+    /// Fixed for the broker's life: `restart()` reuses it.
+    public let port: Int
+    public let directory: URL
+    public let certificates: TestCertificates?
+    public var host: String { "127.0.0.1" }
+
+    private let lock = NSLock()
+    private var process: Process?
+
+    public init(options: Options = Options()) throws {
+        self.options = options
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mosquitto-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try FreePort.find()
+        certificates = options.tls ? try TestCertificates.make(in: directory.appendingPathComponent("tls")) : nil
+        try writeConfiguration()
+    }
+
+    deinit {
+        if let process, process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private var configFile: URL { directory.appendingPathComponent("mosquitto.conf") }
+    private var logFile: URL { directory.appendingPathComponent("mosquitto.log") }
+
+    private func writeConfiguration() throws {
+        var lines = [
+            "listener \(port) 127.0.0.1",
+            "allow_anonymous \(options.users.isEmpty ? "true" : "false")",
+            "persistence \(options.persistence ? "true" : "false")",
+            "persistence_location \(directory.path)/",
+            "autosave_interval 1",
+            // The default 1000 silently drops messages for slow subscribers; tests must see every message.
+            "max_queued_messages 100000",
+            "max_queued_bytes 0",
+            "max_inflight_messages 100",
+            "log_dest file \(logFile.path)",
+            "log_type all",
+            "connection_messages true",
+        ]
+        // Started as root, mosquitto drops to user "mosquitto", which cannot write our temporary directory.
+        if geteuid() == 0 { lines.append("user root") }
+        if !options.users.isEmpty {
+            let passwords = directory.appendingPathComponent("passwords")
+            var first = true
+            for (user, password) in options.users.sorted(by: { $0.key < $1.key }) {
+                try Self.runTool(
+                    "/usr/bin/mosquitto_passwd", (first ? ["-c"] : []) + ["-b", passwords.path, user, password])
+                first = false
+            }
+            chmod(passwords.path, 0o600)
+            lines.append("password_file \(passwords.path)")
+        }
+        if let aclLines = options.aclLines {
+            let acl = directory.appendingPathComponent("acl")
+            try (aclLines.joined(separator: "\n") + "\n").write(to: acl, atomically: true, encoding: .utf8)
+            chmod(acl.path, 0o600)
+            lines.append("acl_file \(acl.path)")
+        }
+        if let certificates {
+            lines += [
+                "cafile \(certificates.caFile.path)",
+                "certfile \(certificates.serverCert.path)",
+                "keyfile \(certificates.serverKey.path)",
+                "require_certificate \(options.requireClientCertificate ? "true" : "false")",
+                "tls_version tlsv1.2",
+            ]
+        }
+        lines += options.extraConfig
+        try (lines.joined(separator: "\n") + "\n").write(to: configFile, atomically: true, encoding: .utf8)
+    }
+
+    /// Starts mosquitto and waits until it accepts connections; on failure the error carries the broker's log.
+    public func start(timeout: Duration = .seconds(10)) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
+        process.arguments = ["-c", configFile.path]
+        process.standardOutput = FileHandle.nullDevice
+        let stderr = try FileHandle(forWritingTo: Self.touch(directory.appendingPathComponent("stderr.log")))
+        stderr.seekToEndOfFile()
+        process.standardError = stderr
+        try process.run()
+        lock.withLock { self.process = process }
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline {
+            if !process.isRunning {
+                throw BrokerError(
+                    "mosquitto exited with status \(process.terminationStatus) at start (port \(port) taken?):\n"
+                        + logTail)
+            }
+            if FreePort.accepts(port: port) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        throw BrokerError("mosquitto did not accept connections on port \(port) within \(timeout):\n\(logTail)")
+    }
+
+    /// SIGTERM (mosquitto saves its persistence file), waiting for exit; SIGKILL after 5 s.
+    public func stop() async {
+        await terminate(signal: SIGTERM, grace: .seconds(5))
+    }
+
+    /// SIGKILL: the broker dies without saving anything.
+    public func kill() async {
+        await terminate(signal: SIGKILL, grace: .seconds(5))
+    }
+
+    /// SIGSTOP: the broker stops answering while its sockets stay open.
+    public func pause() {
+        if let pid = lock.withLock({ process?.processIdentifier }) { Glibc.kill(pid, SIGSTOP) }
+    }
+
+    /// SIGCONT after `pause()`.
+    public func resume() {
+        if let pid = lock.withLock({ process?.processIdentifier }) { Glibc.kill(pid, SIGCONT) }
+    }
+
+    /// Stops and starts again on the same port with the same persistence directory.
+    public func restart() async throws {
+        await stop()
+        try await start()
+    }
+
+    /// The last lines of the broker's log, for failure messages.
+    public var logTail: String {
+        let text = [logFile, directory.appendingPathComponent("stderr.log")]
+            .compactMap { try? String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
+        return text.split(separator: "\n").suffix(40).joined(separator: "\n")
+    }
+
+    private func terminate(signal: Int32, grace: Duration) async {
+        guard let process = lock.withLock({ self.process }), process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGCONT)
+        Glibc.kill(process.processIdentifier, signal)
+        let deadline = ContinuousClock.now.advanced(by: grace)
+        while process.isRunning && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+        }
+        // The port must be free again before a restart binds it.
+        while FreePort.accepts(port: port) { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    static func touch(_ url: URL) throws -> URL {
+        if !FileManager.default.fileExists(atPath: url.path) {
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        }
+        return url
+    }
+
+    /// Runs a command-line tool to completion; throws with its output when it fails.
+    static func runTool(_ path: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BrokerError(
+                "\(path) \(arguments.joined(separator: " ")) failed: \(String(decoding: output, as: UTF8.self))")
+        }
+    }
+}
+
+/// A failure to set up or start the test broker.
+public struct BrokerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// A throw-away PKI made with the openssl command line: a CA, a server certificate for 127.0.0.1 and localhost, a
+/// client certificate, and an unrelated second CA that must not be trusted.
+public struct TestCertificates: Sendable {
+    public let directory: URL
+    public let caFile: URL
+    public let serverCert: URL
+    public let serverKey: URL
+    public let clientCert: URL
+    public let clientKey: URL
+    /// A CA that signed nothing here: trusting only it must fail the TLS handshake.
+    public let otherCAFile: URL
+
+    public static func make(in directory: URL) throws -> TestCertificates {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        func openssl(_ arguments: [String]) throws { try MosquittoBroker.runTool("/usr/bin/openssl", arguments) }
+
+        for ca in ["ca", "other-ca"] {
+            try openssl([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=BeaconTracker test \(ca)",
+                "-keyout", path("\(ca).key"), "-out", path("\(ca).pem"),
+            ])
+        }
+        try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(
+            toFile: path("server.ext"), atomically: true, encoding: .utf8)
+        for (name, subject, extensions) in [
+            ("server", "/CN=localhost", ["-extfile", path("server.ext")]), ("client", "/CN=gw-test", []),
+        ] {
+            try openssl([
+                "req", "-newkey", "rsa:2048", "-nodes", "-subj", subject, "-keyout", path("\(name).key"), "-out",
+                path("\(name).csr"),
+            ])
+            try openssl(
+                [
+                    "x509", "-req", "-in", path("\(name).csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+                    "-CAcreateserial", "-days", "2", "-out", path("\(name).pem"),
+                ] + extensions)
+        }
+        return TestCertificates(
+            directory: directory, caFile: URL(fileURLWithPath: path("ca.pem")),
+            serverCert: URL(fileURLWithPath: path("server.pem")), serverKey: URL(fileURLWithPath: path("server.key")),
+            clientCert: URL(fileURLWithPath: path("client.pem")), clientKey: URL(fileURLWithPath: path("client.key")),
+            otherCAFile: URL(fileURLWithPath: path("other-ca.pem")))
+    }
+}

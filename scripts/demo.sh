@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The demo: installs what is missing, builds, starts a local mosquitto on loopback, the hub and three gateway
+# agents, and shows the MQTT contract's traffic. Ctrl-C stops everything cleanly (agents and hub publish
+# "offline", then the broker stops). DEMO_SECONDS=N stops by itself after N seconds (used by the test suite).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+echo "demo: building (swift build)…"
+swift build 2>&1 | tail -n 1
+bin=$(swift build --show-bin-path)
+
+run=run/demo
+mkdir -p "$run"
+rm -f "$run"/*.log
+
+port=${BROKER_PORT:-18830}
+while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+
+user_line=""
+[ "$(id -u)" -eq 0 ] && user_line="user root"   # root would otherwise drop to user mosquitto, which cannot write run/
+sed -e "s|@PORT@|$port|; s|@DIR@|$PWD/$run|; s|@USER@|$user_line|" config/mosquitto/local.conf > "$run/mosquitto.conf"
+
+pids=()
+cleanup() {
+  trap - INT TERM EXIT
+  echo
+  echo "demo: stopping agents and hub…"
+  # Reverse start order: agents, then hub, then the watcher, so their "offline" statuses are still shown.
+  for ((i = ${#pids[@]} - 1; i >= 1; i--)); do
+    kill -TERM "${pids[i]}" 2>/dev/null || true
+    wait "${pids[i]}" 2>/dev/null || true
+  done
+  echo "demo: stopping mosquitto…"
+  kill -TERM "${pids[0]}" 2>/dev/null || true
+  wait "${pids[0]}" 2>/dev/null || true
+  echo "demo: stopped. Logs are in $run/."
+}
+trap cleanup INT TERM EXIT
+
+mosquitto -c "$run/mosquitto.conf" 2>>"$run/mosquitto.stderr" &
+pids+=($!)
+for _ in $(seq 1 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "demo: mosquitto did not start; see $run/mosquitto.log" >&2; exit 1; }
+echo "demo: mosquitto listening on 127.0.0.1:$port"
+
+# Process substitution keeps $! the program's own pid, so cleanup signals the program, not its log filter.
+mosquitto_sub -h 127.0.0.1 -p "$port" -v -t 'beacontracker/demo/#' > >(sed -u 's/^/mqtt  /') &
+pids+=($!)
+
+cat > "$run/hub.yaml" <<YAML
+hub: hub-1
+site: demo
+mqtt: { host: 127.0.0.1, port: $port }
+YAML
+"$bin/beacon-hub" run --config "$run/hub.yaml" > >(sed -u 's/^/hub   /') 2>&1 &
+pids+=($!)
+
+for gateway in gw-entrance gw-hall gw-shop; do
+  cat > "$run/$gateway.yaml" <<YAML
+gateway: $gateway
+site: demo
+mqtt: { host: 127.0.0.1, port: $port }
+heartbeatSeconds: 10
+YAML
+  "$bin/beacon-agent" run --config "$run/$gateway.yaml" >"$run/$gateway.log" 2>&1 &
+  pids+=($!)
+done
+
+echo "demo: hub and 3 gateway agents running; watching beacontracker/demo/# (Ctrl-C to stop)"
+if [ -n "${DEMO_SECONDS:-}" ]; then
+  sleep "$DEMO_SECONDS"
+else
+  wait "${pids[0]}"
+fi

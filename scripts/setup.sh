@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages BeaconTracker needs, only those missing. Safe to run again and again.
+set -euo pipefail
+
+packages=(
+  mosquitto mosquitto-clients libmosquitto-dev   # broker (tests and demo start their own), client tools, C library
+  libbluetooth-dev                               # BlueZ HCI library for the agent's scanner
+  libsqlite3-dev                                 # SQLite for GRDB
+  openssl pkg-config                             # test certificates; SwiftPM finds libmosquitto through pkg-config
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: run as root or install sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null; then
+  echo "setup: the Swift 6 toolchain is not on PATH; install it (swift.org, Swift 6.1 or later) and retry" >&2
+  exit 1
+fi

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, builds (the end-to-end tests run the built programs), smoke-runs the
+# demo, then the Swift Testing suite against real mosquitto brokers and real SQLite files.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+echo "test: building"
+swift build --build-tests 2>&1 | grep -vE "^\[[0-9]+/[0-9]+\]" | tail -n 20
+
+echo "test: demo smoke run (8 s)"
+out=$(DEMO_SECONDS=8 bash scripts/demo.sh 2>&1)
+for expected in 'hub/status.*"online"' 'gw-entrance/status.*"online"' 'gw-shop/status.*"shutdown"' 'hub stopped' \
+  'demo: stopped'; do
+  if ! grep -qE "$expected" <<<"$out"; then
+    echo "$out" | tail -n 40
+    echo "test: the demo did not show /$expected/" >&2
+    exit 1
+  fi
+done
+echo "test: demo ok"
+
+swift test --skip-build --parallel --num-workers 2 2>&1
