@@ -82,6 +82,16 @@ public final class StoreDatabase: Sendable {
         try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
     }
 
+    /// Checkpoints and closes the connection now, rather than whenever the last reference goes: a second
+    /// connection to the same file must never overlap this one (the SQLite 3.40 WAL bug).
+    public func close() throws(StoreError) {
+        do {
+            try queue.close()
+        } catch {
+            throw StoreError(.io, "cannot close database \(path): \(error)")
+        }
+    }
+
     /// Current value of a pragma, for checks and diagnostics.
     public func pragma(_ name: String) throws -> String? {
         try queue.read { db in try String.fetchOne(db, sql: "PRAGMA \(name)") }

@@ -31,10 +31,9 @@ import Testing
 
     @Test func upgradesAnOlderDatabaseInPlace() async throws {
         let path = directory.appendingPathComponent("hub.db").path
-        do {
-            let old = try StoreDatabase(path: path, schema: schema(1))
-            try await old.execute("INSERT INTO t1 (id) VALUES (7)")
-        }
+        let old = try StoreDatabase(path: path, schema: schema(1))
+        try await old.execute("INSERT INTO t1 (id) VALUES (7)")
+        try old.close()
         let upgraded = try StoreDatabase(path: path, schema: schema(3))
         #expect(try StoreSchema.appliedMigrations(in: upgraded) == ["v1", "v2", "v3"])
         #expect(try await upgraded.fetchInteger("SELECT id FROM t1") == 7)
@@ -43,7 +42,7 @@ import Testing
 
     @Test func refusesADatabaseFromANewerVersion() throws {
         let path = directory.appendingPathComponent("hub.db").path
-        _ = try StoreDatabase(path: path, schema: schema(3))
+        try StoreDatabase(path: path, schema: schema(3)).close()
         do {
             _ = try StoreDatabase(path: path, schema: schema(2))
             Issue.record("opened a newer database")
