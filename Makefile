@@ -1,11 +1,16 @@
 # The two set-up commands of the README: `make demo` and `make test`. Both install what is missing first.
-.PHONY: demo test build lint format check-imports clean
+.PHONY: demo test bench build lint format check-imports clean
 
 demo:
 	bash scripts/demo.sh
 
 test:
 	bash scripts/test.sh
+
+bench:
+	bash scripts/setup.sh
+	swift build -c release --product beacon-bench
+	$$(swift build -c release --show-bin-path)/beacon-bench mqtt
 
 build:
 	bash scripts/setup.sh

@@ -51,6 +51,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Benchmarks (`make bench`): figures beside a same-run baseline; not shipped.
+        .executableTarget(
+            name: "beacon-bench",
+            dependencies: [
+                "BeaconMQTT", "BrokerTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // Domain types and the MQTT contract's payloads: no dependencies.
         .target(name: "BeaconModel", swiftSettings: swiftSettings),
 
