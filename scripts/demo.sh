@@ -21,9 +21,20 @@ user_line=""
 [ "$(id -u)" -eq 0 ] && user_line="user root"   # root would otherwise drop to user mosquitto, which cannot write run/
 sed -e "s|@PORT@|$port|; s|@DIR@|$PWD/$run|; s|@USER@|$user_line|" config/mosquitto/local.conf > "$run/mosquitto.conf"
 
+# A demo killed outright (its terminal closed) leaves its session-detached programs behind: stop those first.
+if [ -f "$run/pids" ]; then
+  while read -r pid; do
+    if [ -r "/proc/$pid/cmdline" ] && grep -qaE 'mosquitto|beacon-' "/proc/$pid/cmdline"; then kill -TERM "$pid"; fi
+  done <"$run/pids"
+  rm -f "$run/pids"
+  sleep 1
+fi
+
 pids=()
 cleanup() {
-  trap - INT TERM EXIT
+  trap - INT TERM HUP EXIT
+  trap '' PIPE   # whoever read our output may be gone; stopping the programs matters more than telling
+  set +e
   echo
   echo "demo: stopping agents and hub…"
   # Reverse start order: agents, then hub, then the watcher, so their "offline" statuses are still shown.
@@ -34,11 +45,14 @@ cleanup() {
   echo "demo: stopping mosquitto…"
   kill -TERM "${pids[0]}" 2>/dev/null || true
   wait "${pids[0]}" 2>/dev/null || true
+  rm -f "$run/pids"
   echo "demo: stopped. Logs are in $run/."
 }
-trap cleanup INT TERM EXIT
+trap cleanup INT TERM HUP PIPE EXIT
 
-mosquitto -c "$run/mosquitto.conf" 2>>"$run/mosquitto.stderr" &
+# Every program runs in its own session (setsid): a terminal Ctrl-C signals the whole foreground process group, which
+# would stop the broker before the agents could say goodbye. Only this script gets it, and stops them in order.
+setsid mosquitto -c "$run/mosquitto.conf" 2>>"$run/mosquitto.stderr" &
 pids+=($!)
 for _ in $(seq 1 100); do
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
@@ -48,7 +62,7 @@ done
 echo "demo: mosquitto listening on 127.0.0.1:$port"
 
 # Process substitution keeps $! the program's own pid, so cleanup signals the program, not its log filter.
-mosquitto_sub -h 127.0.0.1 -p "$port" -v -t 'beacontracker/demo/#' > >(sed -u 's/^/mqtt  /') &
+setsid mosquitto_sub -h 127.0.0.1 -p "$port" -v -t 'beacontracker/demo/#' > >(sed -u 's/^/mqtt  /') &
 pids+=($!)
 
 cat > "$run/hub.yaml" <<YAML
@@ -56,7 +70,7 @@ hub: hub-1
 site: demo
 mqtt: { host: 127.0.0.1, port: $port }
 YAML
-"$bin/beacon-hub" run --config "$run/hub.yaml" > >(sed -u 's/^/hub   /') 2>&1 &
+setsid "$bin/beacon-hub" run --config "$run/hub.yaml" > >(sed -u 's/^/hub   /') 2>&1 &
 pids+=($!)
 
 for gateway in gw-entrance gw-hall gw-shop; do
@@ -66,10 +80,11 @@ site: demo
 mqtt: { host: 127.0.0.1, port: $port }
 heartbeatSeconds: 10
 YAML
-  "$bin/beacon-agent" run --config "$run/$gateway.yaml" >"$run/$gateway.log" 2>&1 &
+  setsid "$bin/beacon-agent" run --config "$run/$gateway.yaml" >"$run/$gateway.log" 2>&1 &
   pids+=($!)
 done
 
+printf '%s\n' "${pids[@]}" >"$run/pids"
 echo "demo: hub and 3 gateway agents running; watching beacontracker/demo/# (Ctrl-C to stop)"
 if [ -n "${DEMO_SECONDS:-}" ]; then
   sleep "$DEMO_SECONDS"

@@ -57,7 +57,9 @@ public final class Agent: Service, Sendable {
             heartbeatSeconds: configuration.heartbeatSeconds, reason: reason)
         do {
             let payload = try ContractCoding.encode(status)
-            try await client.publish(payload, to: topics.gatewayStatus(configuration.gateway), retain: true)
+            // Bounded: a status is stale by the next heartbeat, and the final one must not hold up shutdown.
+            try await client.publish(
+                payload, to: topics.gatewayStatus(configuration.gateway), retain: true, timeout: .seconds(5))
         } catch {
             logger.warning("cannot publish gateway status", metadata: ["error": "\(error)"])
         }

@@ -97,7 +97,9 @@ public final class Hub: Service, Sendable {
             hub: configuration.hub, state: state, t: Date().timeIntervalSince1970,
             hubVersion: BeaconTrackerVersion.current, reason: reason)
         do {
-            try await client.publish(try ContractCoding.encode(status), to: topics.hubStatus, retain: true)
+            // Bounded: the final status must not hold up shutdown when the broker is already gone.
+            try await client.publish(
+                try ContractCoding.encode(status), to: topics.hubStatus, retain: true, timeout: .seconds(5))
         } catch {
             logger.warning("cannot publish hub status", metadata: ["error": "\(error)"])
         }

@@ -86,7 +86,7 @@ extension MQTTClient {
     private func didPublish(mid: Int32) {
         let pending = state.withLock { state -> PendingPublish? in
             if let pending = state.pendingPublishes.removeValue(forKey: mid) { return pending }
-            state.earlyAcknowledgements.insert(mid)
+            if state.abandoned.remove(mid) == nil { state.earlyAcknowledgements.insert(mid) }
             return nil
         }
         pending?.continuation.resume(returning: .success(()))

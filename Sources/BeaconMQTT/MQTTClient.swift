@@ -40,6 +40,9 @@ public final class MQTTClient: @unchecked Sendable {
         var pendingPublishes: [Int32: PendingPublish] = [:]
         /// PUBACKs that arrived before their publisher registered its continuation.
         var earlyAcknowledgements: Set<Int32> = []
+        /// Message ids whose publisher gave up (cancelled, timed out): their late PUBACK is dropped, never parked
+        /// where a later publish reusing the 16-bit id would claim it.
+        var abandoned: Set<Int32> = []
         /// Subscribers waiting for the SUBACK of one SUBSCRIBE packet.
         var subscribeMessageIDs: [Int32: [UInt64]] = [:]
         /// SUBACKs that arrived before their subscriber was registered under the message id.
@@ -274,13 +277,44 @@ public final class MQTTClient: @unchecked Sendable {
             }
         } onCancel: {
             if let mid = midBox.withLock({ $0 }) {
-                let pending = state.withLock { $0.pendingPublishes.removeValue(forKey: mid) }
+                let pending = state.withLock { state in
+                    let pending = state.pendingPublishes.removeValue(forKey: mid)
+                    if pending != nil { state.abandoned.insert(mid) }
+                    return pending
+                }
                 pending?.continuation.resume(
                     returning: .failure(
                         MQTTError(.cancelled, "publish to \(topic) was cancelled; it may still be delivered")))
             }
         }
         try result.get()
+    }
+
+    /// `publish` bounded in time: for messages that must not hold up their caller, such as a final status while
+    /// shutting down when the broker may already be gone. Throws `timeout` when no acknowledgement came in time.
+    public func publish(
+        _ payload: some Collection<UInt8>, to topic: String, qos: MQTTQoS = .atLeastOnce, retain: Bool = false,
+        timeout: Duration
+    ) async throws(MQTTError) {
+        let bytes = Array(payload)
+        let outcome = await withTaskGroup(of: MQTTError?.self) { group in
+            group.addTask {
+                do throws(MQTTError) {
+                    try await self.publish(bytes, to: topic, qos: qos, retain: retain)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return MQTTError(.timeout, "no acknowledgement for \(topic) within \(timeout)")
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if let outcome { throw outcome }
     }
 
     private func enqueuePublish(

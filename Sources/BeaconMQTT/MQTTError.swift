@@ -28,6 +28,8 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
         case shutdown
         /// The waiting task was cancelled; a queued QoS 1 message may still be delivered.
         case cancelled
+        /// No acknowledgement within the caller's timeout; a queued QoS 1 message may still be delivered.
+        case timeout
         /// Any other libmosquitto error.
         case other
     }

@@ -314,3 +314,26 @@ struct MQTTClientTests {
         }
     }
 }
+
+extension MQTTClientTests {
+    /// A frozen broker never acknowledges: a bounded publish must give up in time instead of hanging its caller.
+    @Test func boundedPublishTimesOutWhenTheBrokerNeverAcknowledges() async throws {
+        let broker = try MosquittoBroker()
+        try await broker.start()
+        let publisher = try client(broker)
+        try await publisher.connect()
+        broker.pause()
+        let clock = ContinuousClock()
+        let started = clock.now
+        do {
+            try await publisher.publish(Array("bye".utf8), to: "t/bye", timeout: .milliseconds(500))
+            Issue.record("a frozen broker acknowledged")
+        } catch {
+            #expect(error.code == .timeout)
+        }
+        #expect(clock.now - started < .seconds(3))
+        broker.resume()
+        await publisher.shutdown()
+        await broker.stop()
+    }
+}
