@@ -64,6 +64,9 @@ let package = Package(
         // Domain types and the MQTT contract's payloads: no dependencies.
         .target(name: "BeaconModel", swiftSettings: swiftSettings),
 
+        // Pure decoding: AD structures, beacon frames, HCI advertising reports, btsnoop captures.
+        .target(name: "BeaconDecoding", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
+
         // Strict YAML configuration loading shared by the three programs.
         .target(
             name: "BeaconConfig",
@@ -110,7 +113,7 @@ let package = Package(
         .target(
             name: "BeaconAgent",
             dependencies: [
-                "BeaconModel", "BeaconConfig", "BeaconMQTT",
+                "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -145,6 +148,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "BLEScannerTests", dependencies: ["BLEScanner"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BeaconDecodingTests", dependencies: ["BeaconDecoding", "BeaconAgent"], swiftSettings: swiftSettings),
         .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",

@@ -11,7 +11,7 @@ struct BeaconAgentCommand: AsyncParsableCommand {
         commandName: "beacon-agent",
         abstract: "BeaconTracker gateway agent: scans BLE beacons and publishes sightings to MQTT.",
         version: BeaconTrackerVersion.current,
-        subcommands: [Run.self],
+        subcommands: [Run.self, Decode.self],
         defaultSubcommand: Run.self
     )
 
@@ -49,3 +49,29 @@ struct BeaconAgentCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension DecodeTool.Format: ExpressibleByArgument {}
+
+struct Decode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decode advertisements or HCI advertising report events given as hex; prints JSON lines.",
+        discussion: """
+            HEX arguments have no separators; without arguments, one input per line is read from standard input.
+            Exit status 0, or 65 when any input was malformed. Output fields: docs/agent.md.
+            """)
+
+    @Option(help: "auto (HCI when starting 04 3E or 3E), ad (advertising data) or hci (an HCI event).")
+    var format: DecodeTool.Format = .auto
+
+    @Argument(help: "Hex inputs.")
+    var hex: [String] = []
+
+    func run() throws {
+        var inputs = hex
+        if inputs.isEmpty {
+            while let line = readLine() { inputs.append(line) }
+        }
+        let (lines, malformed) = DecodeTool.run(inputs, format: format)
+        for line in lines { print(line) }
+        if malformed { throw ExitCode(65) }
+    }
+}
