@@ -113,7 +113,7 @@ let package = Package(
         .target(
             name: "BeaconAgent",
             dependencies: [
-                "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding",
+                "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding", "BeaconStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -153,7 +153,7 @@ let package = Package(
         .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["BeaconModel", "BeaconMQTT", "BrokerTestSupport"],
+            dependencies: ["BeaconModel", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "BrokerTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

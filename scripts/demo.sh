@@ -12,7 +12,7 @@ bin=$(swift build --show-bin-path)
 
 run=run/demo
 mkdir -p "$run"
-rm -f "$run"/*.log
+rm -f "$run"/*.log "$run"/*-outbox.db*
 
 port=${BROKER_PORT:-18830}
 while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
@@ -79,6 +79,7 @@ gateway: $gateway
 site: demo
 mqtt: { host: 127.0.0.1, port: $port }
 heartbeatSeconds: 10
+outbox: { path: $PWD/$run/$gateway-outbox.db }
 YAML
   setsid "$bin/beacon-agent" run --config "$run/$gateway.yaml" >"$run/$gateway.log" 2>&1 &
   pids+=($!)

@@ -1,38 +1,71 @@
 import BeaconConfig
+import BeaconDecoding
 import BeaconMQTT
 import BeaconModel
+import BeaconStore
 import Foundation
 import Logging
 import ServiceLifecycle
 
-/// The gateway agent as a service: keeps its MQTT connection and its retained status (online, with an offline
-/// last-will) current, republishing it every heartbeat and after every reconnect.
-///
-/// Scanning, decoding and the outbox join this service in the agent issue.
+/// The gateway agent as a service: advertising reports → decode and region filter → batches stored in the durable
+/// outbox → published → deleted when the hub acknowledges them. Keeps its retained status (online, with an offline
+/// last-will) and a heartbeat with uptime, adverts/s, outbox depth and drops.
 public final class Agent: Service, Sendable {
     public let configuration: AgentConfiguration
     public let topics: Topics
     /// Made anew at each start; names this run's batches in the contract.
     public let boot: String
     let client: MQTTClient
+    let outbox: Outbox
+    let publisher: OutboxPublisher
+    let intake: SightingIntake
+    let source: AdvertisementSource
+    /// With a capture source: stop once it is replayed and the outbox is empty (or this long after its end).
+    let stopWhenDrained: Duration?
     let logger: Logger
+    let started = Date().timeIntervalSince1970
 
-    init(configuration: AgentConfiguration, client: MQTTClient, boot: String, logger: Logger) {
+    init(
+        configuration: AgentConfiguration, client: MQTTClient, outbox: Outbox, boot: String,
+        source: AdvertisementSource, stopWhenDrained: Duration?, logger: Logger
+    ) {
         self.configuration = configuration
         self.topics = configuration.mqtt.topics(site: configuration.site)
         self.client = client
+        self.outbox = outbox
         self.boot = boot
+        self.source = source
+        self.stopWhenDrained = stopWhenDrained
         self.logger = logger
+        publisher = OutboxPublisher(
+            gateway: configuration.gateway, boot: boot, topics: topics, client: client, outbox: outbox,
+            settings: configuration.outbox, logger: logger)
+        intake = SightingIntake(
+            regions: configuration.regions, batch: configuration.batch, publisher: publisher,
+            clockSynced: { SystemClock.isSynchronized() })
     }
 
     public func run() async throws {
+        try await outbox.startBoot(boot, at: Date().timeIntervalSince1970)
         let events = client.connectionEvents()
         client.start()
+        let (stop, stopNow) = AsyncStream<Void>.makeStream()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
-                // Republish status whenever a connection comes up: the broker may have lost the retained copy.
-                for await event in events {
-                    if case .connected = event { await publishStatus(.online) }
+                for await event in events where event.isConnected {
+                    await publisher.connectionRestored()
+                    await publishStatus(.online)
+                }
+            }
+            group.addTask { [self] in
+                do {
+                    for await message in try await client.subscribe(to: topics.acknowledgement(configuration.gateway)) {
+                        await publisher.receive(message)
+                    }
+                } catch {
+                    if (error as? MQTTError)?.code != .shutdown {
+                        logger.error("cannot subscribe to acknowledgements", metadata: ["error": "\(error)"])
+                    }
                 }
             }
             group.addTask { [self] in
@@ -41,20 +74,88 @@ public final class Agent: Service, Sendable {
                     if client.isConnected { await publishStatus(.online) }
                 }
             }
-            try? await gracefulShutdown()
-            if client.isConnected { await publishStatus(.offline, reason: "shutdown") }
-            // Ends the event stream the first task waits on.
-            await client.shutdown()
+            group.addTask { [self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    await publisher.resendPass(interval: 1)
+                }
+            }
+            group.addTask { [self] in
+                let tick = min(0.05, configuration.batch.maxDelaySeconds / 2)
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(Int(tick * 1000)))
+                    await intake.tick(now: Date().timeIntervalSince1970)
+                }
+            }
+            group.addTask { [self] in
+                await runSource()
+                if let stopWhenDrained {
+                    await waitUntilDrained(timeout: stopWhenDrained)
+                    stopNow.yield()
+                }
+            }
+            await withGracefulShutdownHandler {
+                for await _ in stop { break }
+            } onGracefulShutdown: {
+                stopNow.yield()
+            }
+            // Stop taking reports, keep what was scanned, say goodbye, disconnect.
             group.cancelAll()
+            await intake.flush()
+            if client.isConnected {
+                await publisher.resendPass(interval: 1)
+                await publishStatus(.offline, reason: "shutdown")
+            }
+            await client.shutdown()
         }
+        try? outbox.close()
         logger.info("agent stopped", metadata: ["gateway": "\(configuration.gateway)"])
     }
 
+    private func runSource() async {
+        guard case .capture(let path, let speed, let keepTimes) = source else { return }
+        let capture: BTSnoopCapture
+        do {
+            capture = try AdvertisementSource.loadCapture(path)
+        } catch {
+            logger.error("cannot replay capture", metadata: ["error": "\(error)"])
+            return
+        }
+        let malformed = await AdvertisementSource.replay(capture, speed: speed, keepTimes: keepTimes) {
+            report, time in
+            await intake.ingest(report, at: time, now: Date().timeIntervalSince1970)
+        }
+        await intake.flush()
+        logger.info("capture replayed", metadata: ["path": "\(path)", "malformedEvents": "\(malformed)"])
+    }
+
+    private func waitUntilDrained(timeout: Duration) async {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline && !Task.isCancelled {
+            if let depth = try? await outbox.depth(), depth.batches == 0 { return }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        logger.warning("outbox not drained before the replay's drain timeout")
+    }
+
     func publishStatus(_ state: GatewayStatus.State, reason: String? = nil) async {
-        let status = GatewayStatus(
-            gateway: configuration.gateway, state: state, boot: boot, t: Date().timeIntervalSince1970,
-            agentVersion: BeaconTrackerVersion.current, clockSynced: nil,
+        let now = Date().timeIntervalSince1970
+        let depth = try? await outbox.depth()
+        let dropped = (try? await outbox.droppedTotal()) ?? 0
+        let (reports, counters) = await intake.takeStatistics()
+        var status = GatewayStatus(
+            gateway: configuration.gateway, state: state, boot: boot, t: now,
+            agentVersion: BeaconTrackerVersion.current, clockSynced: SystemClock.isSynchronized(),
+            outbox: depth.map {
+                GatewayStatus.Outbox(pendingBatches: $0.batches, pendingBytes: $0.bytes, oldest: $0.oldest)
+            },
             heartbeatSeconds: configuration.heartbeatSeconds, reason: reason)
+        status.uptimeSeconds = (now - started).rounded()
+        status.advertsPerSecond = Double(reports) / max(1, configuration.heartbeatSeconds)
+        status.dropped = [
+            "outbox-overflow": dropped, "malformed": counters.malformed, "outside-regions": counters.outsideRegions,
+        ]
+        if case .capture = source { status.adapter = "replay" } else { status.adapter = "none" }
         do {
             let payload = try ContractCoding.encode(status)
             // Bounded: a status is stale by the next heartbeat, and the final one must not hold up shutdown.
@@ -66,9 +167,17 @@ public final class Agent: Service, Sendable {
     }
 }
 
-/// Builds the agent from its configuration: the MQTT client with the gateway's last-will, and the service.
+extension MQTTConnectionEvent {
+    var isConnected: Bool {
+        if case .connected = self { return true }
+        return false
+    }
+}
+
+/// Builds the agent from its configuration: the outbox, the MQTT client with the gateway's last-will, the service.
 public func buildAgent(
-    configuration: AgentConfiguration, configFile: String, logger: Logger = Logger(label: "beacontracker.agent")
+    configuration: AgentConfiguration, configFile: String, source: AdvertisementSource = .none,
+    stopWhenDrained: Duration? = nil, logger: Logger = Logger(label: "beacontracker.agent")
 ) throws -> Agent {
     let boot = UUID().uuidString.lowercased()
     let topics = configuration.mqtt.topics(site: configuration.site)
@@ -78,6 +187,14 @@ public func buildAgent(
         qos: .atLeastOnce, retain: true)
     let mqtt = try configuration.mqtt.clientConfiguration(
         defaultClientID: "agent-\(configuration.gateway)", cleanSession: true, will: will, configFile: configFile)
+    let outbox: Outbox
+    do {
+        outbox = try Outbox(path: configuration.outbox.path)
+    } catch {
+        throw ConfigError(.invalidValue, file: configFile, key: "outbox.path", error.message)
+    }
     let client = try MQTTClient(configuration: mqtt, logger: logger)
-    return Agent(configuration: configuration, client: client, boot: boot, logger: logger)
+    return Agent(
+        configuration: configuration, client: client, outbox: outbox, boot: boot, source: source,
+        stopWhenDrained: stopWhenDrained, logger: logger)
 }

@@ -1,4 +1,5 @@
 import BeaconConfig
+import BeaconDecoding
 import BeaconModel
 
 /// agent.yaml: one gateway's settings (docs/configuration.md).
@@ -9,9 +10,90 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
     public var mqtt: MQTTSettings
     /// Seconds between status republications; the hub treats 3 × this of silence as offline.
     public var heartbeatSeconds: Double
+    /// Beacons to publish; empty publishes every beacon frame (never non-beacon advertisements).
+    public var regions: [BeaconRegion]
+    public var batch: BatchSettings
+    public var outbox: OutboxSettings
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case gateway, site, mqtt, heartbeatSeconds
+        case gateway, site, mqtt, heartbeatSeconds, regions, batch, outbox
+    }
+
+    /// `batch:` — when a batch of sightings is closed and stored.
+    public struct BatchSettings: Decodable, Sendable, Hashable {
+        /// Close a batch at this many sightings (1–500).
+        public var maxSightings: Int
+        /// …or this long after its first sighting.
+        public var maxDelaySeconds: Double
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case maxSightings, maxDelaySeconds }
+
+        public init() {
+            maxSightings = 100
+            maxDelaySeconds = 0.25
+        }
+
+        public init(from decoder: any Decoder) throws {
+            self.init()
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            maxSightings = try container.decodeIfPresent(Int.self, forKey: .maxSightings) ?? maxSightings
+            maxDelaySeconds = try container.decodeIfPresent(Double.self, forKey: .maxDelaySeconds) ?? maxDelaySeconds
+            guard (1...500).contains(maxSightings) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .maxSightings, in: container, debugDescription: "expected 1...500, found \(maxSightings)")
+            }
+            guard maxDelaySeconds > 0, maxDelaySeconds <= 60 else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .maxDelaySeconds, in: container,
+                    debugDescription: "expected seconds in (0, 60], found \(maxDelaySeconds)")
+            }
+        }
+    }
+
+    /// `outbox:` — the durable store of batches not yet acknowledged by the hub.
+    public struct OutboxSettings: Decodable, Sendable, Hashable {
+        /// SQLite file; its directory must exist and be writable.
+        public var path: String
+        /// Oldest batches are dropped (and counted) beyond this many bytes of payload…
+        public var maxBytes: Int
+        /// …or when older than this.
+        public var maxAgeHours: Double
+        /// An unacknowledged batch is sent again after this long.
+        public var resendAfterSeconds: Double
+        /// Resends per second at most, so a backlog does not starve live data.
+        public var resendPerSecond: Double
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case path, maxBytes, maxAgeHours, resendAfterSeconds, resendPerSecond
+        }
+
+        public init() {
+            path = "/var/lib/beacon-agent/outbox.db"
+            maxBytes = 64 * 1024 * 1024
+            maxAgeHours = 72
+            resendAfterSeconds = 10
+            resendPerSecond = 20
+        }
+
+        public init(from decoder: any Decoder) throws {
+            self.init()
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            path = try container.decodeIfPresent(String.self, forKey: .path) ?? path
+            maxBytes = try container.decodeIfPresent(Int.self, forKey: .maxBytes) ?? maxBytes
+            maxAgeHours = try container.decodeIfPresent(Double.self, forKey: .maxAgeHours) ?? maxAgeHours
+            resendAfterSeconds =
+                try container.decodeIfPresent(Double.self, forKey: .resendAfterSeconds) ?? resendAfterSeconds
+            resendPerSecond = try container.decodeIfPresent(Double.self, forKey: .resendPerSecond) ?? resendPerSecond
+            guard maxBytes >= 64 * 1024 else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .maxBytes, in: container, debugDescription: "expected at least 65536 bytes")
+            }
+            guard maxAgeHours > 0, resendAfterSeconds > 0, resendPerSecond > 0 else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .maxAgeHours, in: container,
+                    debugDescription: "maxAgeHours, resendAfterSeconds and resendPerSecond must be positive")
+            }
+        }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -20,6 +102,9 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
         site = try container.decode(SiteID.self, forKey: .site)
         mqtt = try container.decodeIfPresent(MQTTSettings.self, forKey: .mqtt) ?? MQTTSettings()
         heartbeatSeconds = try container.decodeIfPresent(Double.self, forKey: .heartbeatSeconds) ?? 30
+        regions = try container.decodeIfPresent([RegionSettings].self, forKey: .regions)?.map(\.region) ?? []
+        batch = try container.decodeIfPresent(BatchSettings.self, forKey: .batch) ?? BatchSettings()
+        outbox = try container.decodeIfPresent(OutboxSettings.self, forKey: .outbox) ?? OutboxSettings()
         guard (1...3600).contains(heartbeatSeconds) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .heartbeatSeconds, in: container,

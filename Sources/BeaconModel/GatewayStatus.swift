@@ -32,6 +32,14 @@ public struct GatewayStatus: Sendable, Hashable, Codable {
     public var heartbeatSeconds: Double?
     /// Why it went offline: `shutdown` or `connection lost`.
     public var reason: String?
+    /// Seconds since the agent started.
+    public var uptimeSeconds: Double?
+    /// Advertising reports received per second since the previous status.
+    public var advertsPerSecond: Double?
+    /// Cumulative drops by reason: `outbox-overflow`, `malformed`, `outside-regions`, …
+    public var dropped: [String: Int]?
+    /// The BLE source: `scanning`, `replay`, `none`, or the adapter's error code.
+    public var adapter: String?
 
     public init(
         gateway: GatewayID, state: State, boot: String, t: Double? = nil, agentVersion: String? = nil,

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconAgent
 import BeaconConfig
 import BeaconModel
+import Foundation
 import Logging
 import ServiceLifecycle
 
@@ -11,7 +12,7 @@ struct BeaconAgentCommand: AsyncParsableCommand {
         commandName: "beacon-agent",
         abstract: "BeaconTracker gateway agent: scans BLE beacons and publishes sightings to MQTT.",
         version: BeaconTrackerVersion.current,
-        subcommands: [Run.self, Decode.self],
+        subcommands: [Run.self, Replay.self, Decode.self],
         defaultSubcommand: Run.self
     )
 
@@ -26,25 +27,107 @@ struct BeaconAgentCommand: AsyncParsableCommand {
         var logLevel: Logger.Level = .info
 
         func run() async throws {
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = logLevel
-                return handler
+            try await runAgent(config: config, logLevel: logLevel, source: .none, stopWhenDrained: nil)
+        }
+    }
+}
+
+/// Loads the configuration, builds the agent and runs it until SIGTERM/SIGINT (or until drained, for a replay).
+func runAgent(
+    config: String, logLevel: Logger.Level, source: AdvertisementSource, stopWhenDrained: Duration?
+) async throws {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = logLevel
+        return handler
+    }
+    let logger = Logger(label: "beacontracker.agent")
+    let agent: Agent
+    do {
+        agent = try buildAgent(
+            configuration: try AgentConfiguration.load(from: config), configFile: config, source: source,
+            stopWhenDrained: stopWhenDrained, logger: logger)
+    } catch {
+        print("error: \(error)")
+        throw ExitCode(78)
+    }
+    let group = ServiceGroup(
+        configuration: ServiceGroupConfiguration(
+            services: [.init(service: agent, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    try await group.run()
+}
+
+struct Replay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Feed a btsnoop capture (btmon -w or Android H4) through decode → filter → publish.",
+        discussion: """
+            With --dry-run, prints the sightings as JSON lines (docs/mqtt.md, sighting line) with the capture's
+            timestamps and publishes nothing. Otherwise publishes through the outbox like a live gateway (scan times
+            re-based to now unless --keep-times) and exits once the hub has acknowledged everything or
+            --drain-timeout passes.
+            """)
+
+    @Argument(help: "The capture file.")
+    var capture: String
+
+    @Option(help: "Playback speed: 1 is real time, 10 ten times faster, 0 as fast as possible.")
+    var speed: Double = 1
+
+    @Flag(help: "Print sighting lines instead of publishing.")
+    var dryRun = false
+
+    @Option(help: "agent.yaml: gateway id, regions, broker and outbox. Required unless --dry-run.")
+    var config: String?
+
+    @Option(help: "Gateway id for --dry-run output (default: the config's, else \"replay\").")
+    var gateway: String?
+
+    @Flag(help: "Publish the capture's own scan times instead of re-basing them to now.")
+    var keepTimes = false
+
+    @Option(help: "Seconds to wait after the capture for the hub's acknowledgements.")
+    var drainTimeout: Double = 30
+
+    @Option(help: "Log level.")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        guard speed >= 0 else { throw ValidationError("--speed must be 0 or more") }
+        guard dryRun || config != nil else { throw ValidationError("publishing needs --config (or use --dry-run)") }
+        if let gateway, GatewayID(rawValue: gateway) == nil {
+            throw ValidationError("--gateway \(gateway): expected 1-64 characters of A-Z a-z 0-9 . _ : -")
+        }
+    }
+
+    func run() async throws {
+        if dryRun {
+            let configuration = try config.map { path throws -> AgentConfiguration in
+                do { return try AgentConfiguration.load(from: path) } catch {
+                    print("error: \(error)")
+                    throw ExitCode(78)
+                }
             }
-            let logger = Logger(label: "beacontracker.agent")
-            let agent: Agent
+            let id = gateway.flatMap(GatewayID.init(rawValue:)) ?? configuration?.gateway ?? "replay"
             do {
-                agent = try buildAgent(
-                    configuration: try AgentConfiguration.load(from: config), configFile: config, logger: logger)
+                let (counters, malformed) = try await ReplayTool.dryRun(
+                    capturePath: capture, regions: configuration?.regions ?? [], gateway: id, speed: speed
+                ) { print($0) }
+                FileHandle.standardError.write(
+                    Data(
+                        ("replay: \(counters.reports) reports, \(counters.sightings) sightings, "
+                            + "\(counters.notBeacons) not beacons, \(counters.outsideRegions) outside regions, "
+                            + "\(malformed) malformed events\n").utf8))
             } catch {
                 print("error: \(error)")
-                throw ExitCode(78)
+                throw ExitCode(66)
             }
-            let group = ServiceGroup(
-                services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
-                logger: logger)
-            try await group.run()
+            return
         }
+        try await runAgent(
+            config: config ?? "", logLevel: logLevel,
+            source: .capture(path: capture, speed: speed, keepTimes: keepTimes),
+            stopWhenDrained: .milliseconds(Int(drainTimeout * 1000)))
     }
 }
 

@@ -62,7 +62,9 @@ struct ProgramsTests {
         let broker = try MosquittoBroker()
         try await broker.start()
         let config = try write(
-            "gw.yaml", "gateway: gw-kill\nsite: e2e\nmqtt: { host: 127.0.0.1, port: \(broker.port) }\n")
+            "gw.yaml",
+            "gateway: gw-kill\nsite: e2e\nmqtt: { host: 127.0.0.1, port: \(broker.port) }\n"
+                + "outbox: { path: \(directory.path)/outbox.db }\n")
         let (watcher, statuses) = try await watch(broker, "beacontracker/e2e/gateways/gw-kill/status")
         let agent = try Programs.Running("beacon-agent", ["run", "--config", config])
         let online = await first(GatewayStatus.self, in: statuses) { $0.state == .online }
@@ -81,7 +83,8 @@ struct ProgramsTests {
         try await broker.start()
         let mqtt = "mqtt: { host: 127.0.0.1, port: \(broker.port) }"
         let hubConfig = try write("hub.yaml", "hub: hub-e2e\nsite: e2e\n\(mqtt)\n")
-        let agentConfig = try write("gw.yaml", "gateway: gw-term\nsite: e2e\n\(mqtt)\n")
+        let agentConfig = try write(
+            "gw.yaml", "gateway: gw-term\nsite: e2e\n\(mqtt)\noutbox: { path: \(directory.path)/outbox.db }\n")
         let (watcher, statuses) = try await watch(broker, "beacontracker/e2e/#")
 
         let hub = try Programs.Running("beacon-hub", ["run", "--config", hubConfig])

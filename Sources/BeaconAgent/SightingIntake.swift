@@ -1,0 +1,47 @@
+import BeaconDecoding
+import BeaconModel
+
+/// The one owner of the agent's per-report state: the decode/filter pipeline and the open batch.
+actor SightingIntake {
+    private var pipeline: SightingPipeline
+    private var batcher: SightingBatcher
+    private let publisher: OutboxPublisher
+    private let clockSynced: @Sendable () -> Bool
+    private var reportsSinceStatus = 0
+
+    init(
+        regions: [BeaconRegion], batch: AgentConfiguration.BatchSettings, publisher: OutboxPublisher,
+        clockSynced: @escaping @Sendable () -> Bool
+    ) {
+        pipeline = SightingPipeline(regions: regions)
+        batcher = SightingBatcher(maxSightings: batch.maxSightings, maxDelay: batch.maxDelaySeconds)
+        self.publisher = publisher
+        self.clockSynced = clockSynced
+    }
+
+    /// One advertising report, scanned at `time`.
+    func ingest(_ report: AdvertisingReport, at time: Double, now: Double) async {
+        reportsSinceStatus += 1
+        for sighting in pipeline.process(report, at: time) {
+            if let batch = batcher.add(sighting, now: now) {
+                await publisher.store(batch, clockSynced: clockSynced())
+            }
+        }
+    }
+
+    /// Closes the open batch when it is due.
+    func tick(now: Double) async {
+        if let batch = batcher.due(now: now) { await publisher.store(batch, clockSynced: clockSynced()) }
+    }
+
+    /// Stores whatever is open (shutdown, end of a replay).
+    func flush() async {
+        if let batch = batcher.flush() { await publisher.store(batch, clockSynced: clockSynced()) }
+    }
+
+    /// Reports since the previous call, and the pipeline's counters.
+    func takeStatistics() -> (reports: Int, counters: SightingPipeline.Counters) {
+        defer { reportsSinceStatus = 0 }
+        return (reportsSinceStatus, pipeline.counters)
+    }
+}
