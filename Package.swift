@@ -97,7 +97,7 @@ let package = Package(
         ),
         .target(
             name: "BLEScanner",
-            dependencies: ["CBluetooth", "BeaconModel"],
+            dependencies: ["CBluetooth", "BeaconModel", "BeaconDecoding"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -113,7 +113,7 @@ let package = Package(
         .target(
             name: "BeaconAgent",
             dependencies: [
-                "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding", "BeaconStore",
+                "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "BLEScanner",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -147,7 +147,8 @@ let package = Package(
             dependencies: ["BeaconMQTT", "BrokerTestSupport"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "BLEScannerTests", dependencies: ["BLEScanner"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BLEScannerTests", dependencies: ["BLEScanner", "BeaconDecoding"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BeaconDecodingTests", dependencies: ["BeaconDecoding", "BeaconAgent"], swiftSettings: swiftSettings),
         .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),

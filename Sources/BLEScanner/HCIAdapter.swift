@@ -1,9 +1,9 @@
 import CBluetooth
 import Glibc
 
-/// An open raw HCI socket on one adapter. Scanning (LE scan parameters, reading advertising reports) is built on
-/// this in the agent issue.
-public final class HCIAdapter: Sendable {
+/// An open raw HCI socket on one adapter, with the LE scan commands. Used from one thread (the scanner's).
+public final class HCIAdapter: @unchecked Sendable {
+    // @unchecked: the descriptor is only used by the scanner thread that opened it.
     public let name: String
     public let deviceID: Int32
     let descriptor: Int32
@@ -32,4 +32,43 @@ public final class HCIAdapter: Sendable {
         guard up == 1 else { throw HCIError.fromErrno(ENETDOWN, adapter: name) }
         return adapter
     }
+
+    /// Event filter, scan parameters, then scanning on with duplicate filtering off.
+    /// Interval and window are in milliseconds (0.625 ms units on the wire, 2.5 ms to 10.24 s).
+    func startScanning(active: Bool, intervalMilliseconds: Double, windowMilliseconds: Double) throws(HCIError) {
+        try check(cbt_set_event_filter(descriptor))
+        // A controller refuses new parameters while scanning: stop first (an error here only means "was not on").
+        _ = cbt_set_scan_enable(descriptor, 0)
+        try check(
+            cbt_set_scan_parameters(
+                descriptor, active ? 1 : 0, Self.units(intervalMilliseconds), Self.units(windowMilliseconds)))
+        try check(cbt_set_scan_enable(descriptor, 1))
+    }
+
+    /// Scanning off, e.g. before closing at shutdown.
+    func stopScanning() {
+        _ = cbt_set_scan_enable(descriptor, 0)
+    }
+
+    /// One HCI packet (with its H4 type byte), an empty array on timeout.
+    func readPacket(into buffer: inout [UInt8], timeoutMilliseconds: Int32) throws(HCIError) -> Int {
+        var error: Int32 = 0
+        let count = buffer.withUnsafeMutableBufferPointer { pointer in
+            cbt_read_packet(descriptor, pointer.baseAddress, Int32(pointer.count), timeoutMilliseconds, &error)
+        }
+        guard count >= 0 else { throw HCIError.fromErrno(error, adapter: name) }
+        return Int(count)
+    }
+
+    private func check(_ rc: Int32) throws(HCIError) {
+        guard rc == 0 else { throw HCIError.fromErrno(rc, adapter: name) }
+    }
+
+    static func units(_ milliseconds: Double) -> UInt16 {
+        UInt16(clamping: Int((milliseconds / 0.625).rounded()).clamped(to: 0x0004...0x4000))
+    }
+}
+
+extension Comparable {
+    func clamped(to range: ClosedRange<Self>) -> Self { min(max(self, range.lowerBound), range.upperBound) }
 }

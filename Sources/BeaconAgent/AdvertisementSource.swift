@@ -3,8 +3,10 @@ import Foundation
 
 /// Where the agent's advertising reports come from.
 public enum AdvertisementSource: Sendable {
-    /// No BLE source (live HCI scanning arrives with the scanner work of issue 3).
+    /// No BLE source: the agent only drains its outbox.
     case none
+    /// Live scanning on the configured adapter.
+    case scanner
     /// A btsnoop capture replayed at `speed` × real time (0: as fast as possible). Scan times are re-based to the
     /// wall clock at the start of the replay unless `keepTimes`.
     case capture(path: String, speed: Double, keepTimes: Bool)

@@ -1,3 +1,4 @@
+import BLEScanner
 import BeaconConfig
 import BeaconDecoding
 import BeaconMQTT
@@ -6,6 +7,7 @@ import BeaconStore
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// The gateway agent as a service: advertising reports → decode and region filter → batches stored in the durable
 /// outbox → published → deleted when the hub acknowledges them. Keeps its retained status (online, with an offline
@@ -24,6 +26,8 @@ public final class Agent: Service, Sendable {
     let stopWhenDrained: Duration?
     let logger: Logger
     let started = Date().timeIntervalSince1970
+    /// The BLE source's state for the heartbeat: `scanning`, `replay`, `none`, or the adapter's error code.
+    let adapterState: Mutex<String>
 
     init(
         configuration: AgentConfiguration, client: MQTTClient, outbox: Outbox, boot: String,
@@ -37,6 +41,11 @@ public final class Agent: Service, Sendable {
         self.source = source
         self.stopWhenDrained = stopWhenDrained
         self.logger = logger
+        switch source {
+        case .none: adapterState = Mutex("none")
+        case .scanner: adapterState = Mutex("starting")
+        case .capture: adapterState = Mutex("replay")
+        }
         publisher = OutboxPublisher(
             gateway: configuration.gateway, boot: boot, topics: topics, client: client, outbox: outbox,
             settings: configuration.outbox, logger: logger)
@@ -113,6 +122,10 @@ public final class Agent: Service, Sendable {
     }
 
     private func runSource() async {
+        if case .scanner = source {
+            await runScanner()
+            return
+        }
         guard case .capture(let path, let speed, let keepTimes) = source else { return }
         let capture: BTSnoopCapture
         do {
@@ -127,6 +140,39 @@ public final class Agent: Service, Sendable {
         }
         await intake.flush()
         logger.info("capture replayed", metadata: ["path": "\(path)", "malformedEvents": "\(malformed)"])
+    }
+
+    /// Live scanning until cancelled; adapter problems are logged once per change and reported in the heartbeat.
+    private func runScanner() async {
+        let settings = configuration.scanner
+        let scanner = HCIScanner(
+            settings: HCIScanner.Settings(
+                adapter: settings.adapter, active: settings.active, intervalMilliseconds: settings.intervalMs,
+                windowMilliseconds: settings.windowMs,
+                restartAfterSilence: .milliseconds(Int(settings.restartAfterSilenceSeconds * 1000))))
+        scanner.start()
+        await withTaskCancellationHandler {
+            for await event in scanner.events {
+                switch event {
+                case .report(let report, let time):
+                    await intake.ingest(report, at: time, now: Date().timeIntervalSince1970)
+                case .scanning:
+                    adapterState.withLock { $0 = "scanning" }
+                    logger.info("scanning", metadata: ["adapter": "\(settings.adapter)"])
+                case .restarted:
+                    logger.notice(
+                        "scanning switched on again after silence", metadata: ["adapter": "\(settings.adapter)"])
+                case .unavailable(let error):
+                    let changed = adapterState.withLock { state in
+                        defer { state = error.code.rawValue }
+                        return state != error.code.rawValue
+                    }
+                    if changed { logger.error("BLE adapter unavailable; retrying", metadata: ["error": "\(error)"]) }
+                }
+            }
+        } onCancel: {
+            Task { await scanner.stop() }
+        }
     }
 
     private func waitUntilDrained(timeout: Duration) async {
@@ -155,7 +201,7 @@ public final class Agent: Service, Sendable {
         status.dropped = [
             "outbox-overflow": dropped, "malformed": counters.malformed, "outside-regions": counters.outsideRegions,
         ]
-        if case .capture = source { status.adapter = "replay" } else { status.adapter = "none" }
+        status.adapter = adapterState.withLock { $0 }
         do {
             let payload = try ContractCoding.encode(status)
             // Bounded: a status is stale by the next heartbeat, and the final one must not hold up shutdown.

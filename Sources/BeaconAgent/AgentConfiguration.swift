@@ -14,9 +14,55 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
     public var regions: [BeaconRegion]
     public var batch: BatchSettings
     public var outbox: OutboxSettings
+    public var scanner: ScannerSettings
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case gateway, site, mqtt, heartbeatSeconds, regions, batch, outbox
+        case gateway, site, mqtt, heartbeatSeconds, regions, batch, outbox, scanner
+    }
+
+    /// `scanner:` — the BLE adapter and how it scans.
+    public struct ScannerSettings: Decodable, Sendable, Hashable {
+        public var adapter: String
+        /// Passive listening suffices for beacons; active scanning also asks for scan responses.
+        public var active: Bool
+        /// LE scan interval and window, milliseconds (2.5 to 10240; window ≤ interval).
+        public var intervalMs: Double
+        public var windowMs: Double
+        /// Switch scanning on again after this long without any advertisement.
+        public var restartAfterSilenceSeconds: Double
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case adapter, active, intervalMs, windowMs, restartAfterSilenceSeconds
+        }
+
+        public init() {
+            adapter = "hci0"
+            active = false
+            intervalMs = 100
+            windowMs = 100
+            restartAfterSilenceSeconds = 60
+        }
+
+        public init(from decoder: any Decoder) throws {
+            self.init()
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            adapter = try container.decodeIfPresent(String.self, forKey: .adapter) ?? adapter
+            active = try container.decodeIfPresent(Bool.self, forKey: .active) ?? active
+            intervalMs = try container.decodeIfPresent(Double.self, forKey: .intervalMs) ?? intervalMs
+            windowMs = try container.decodeIfPresent(Double.self, forKey: .windowMs) ?? windowMs
+            restartAfterSilenceSeconds =
+                try container.decodeIfPresent(Double.self, forKey: .restartAfterSilenceSeconds)
+                ?? restartAfterSilenceSeconds
+            guard (2.5...10240).contains(intervalMs), (2.5...10240).contains(windowMs), windowMs <= intervalMs else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .windowMs, in: container,
+                    debugDescription: "expected 2.5 ≤ windowMs ≤ intervalMs ≤ 10240 milliseconds")
+            }
+            guard restartAfterSilenceSeconds >= 5 else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .restartAfterSilenceSeconds, in: container, debugDescription: "expected at least 5 seconds")
+            }
+        }
     }
 
     /// `batch:` — when a batch of sightings is closed and stored.
@@ -105,6 +151,7 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
         regions = try container.decodeIfPresent([RegionSettings].self, forKey: .regions)?.map(\.region) ?? []
         batch = try container.decodeIfPresent(BatchSettings.self, forKey: .batch) ?? BatchSettings()
         outbox = try container.decodeIfPresent(OutboxSettings.self, forKey: .outbox) ?? OutboxSettings()
+        scanner = try container.decodeIfPresent(ScannerSettings.self, forKey: .scanner) ?? ScannerSettings()
         guard (1...3600).contains(heartbeatSeconds) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .heartbeatSeconds, in: container,

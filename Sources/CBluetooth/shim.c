@@ -1,45 +1,150 @@
 #include "CBluetooth.h"
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+// Test seam state. Guarded by one mutex: the scanner thread and a test thread may touch it at once.
+static pthread_mutex_t injection_lock = PTHREAD_MUTEX_INITIALIZER;
+static int injected_error[CBT_OP_COUNT];
+static int injected_count[CBT_OP_COUNT];
+static int call_count[CBT_OP_COUNT];
+static int injected_fd = -1;
+
+// Counts the call; returns an injected errno for it, or 0 to go on with the real call.
+static int enter(cbt_op op) {
+    pthread_mutex_lock(&injection_lock);
+    call_count[op]++;
+    int error = 0;
+    if (injected_count[op] > 0) {
+        injected_count[op]--;
+        error = injected_error[op];
+    }
+    pthread_mutex_unlock(&injection_lock);
+    return error;
+}
+
+static int seam_fd(void) {
+    pthread_mutex_lock(&injection_lock);
+    int fd = injected_fd;
+    pthread_mutex_unlock(&injection_lock);
+    return fd;
+}
+
 int cbt_device_id(const char *name, int *error_out) {
+    int injected = enter(CBT_OP_DEVICE_ID);
+    if (injected) { *error_out = injected; return -1; }
+    if (seam_fd() >= 0) return 0;
     // hci_devid asks the kernel (HCIGETDEVLIST) and needs AF_BLUETOOTH; report the socket's errno when it fails.
     int probe = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
-    if (probe < 0) {
-        *error_out = errno;
-        return -1;
-    }
+    if (probe < 0) { *error_out = errno; return -1; }
     close(probe);
     errno = 0;
     int id = hci_devid(name);
-    if (id < 0) {
-        *error_out = errno != 0 ? errno : ENODEV;
-    }
+    if (id < 0) *error_out = errno != 0 ? errno : ENODEV;
     return id;
 }
 
 int cbt_open_device(int dev_id, int *error_out) {
+    int injected = enter(CBT_OP_OPEN);
+    if (injected) { *error_out = injected; return -1; }
+    int seam = seam_fd();
+    if (seam >= 0) return dup(seam);
     int fd = hci_open_dev(dev_id);
-    if (fd < 0) {
-        *error_out = errno;
-    }
+    if (fd < 0) *error_out = errno;
     return fd;
 }
 
 int cbt_device_is_up(int fd, int dev_id, int *is_up) {
+    int injected = enter(CBT_OP_DEVICE_INFO);
+    if (injected) return injected;
+    if (seam_fd() >= 0) { *is_up = 1; return 0; }
     struct hci_dev_info info;
     memset(&info, 0, sizeof(info));
     info.dev_id = (uint16_t)dev_id;
-    if (ioctl(fd, HCIGETDEVINFO, (void *)&info) < 0) {
-        return errno;
-    }
+    if (ioctl(fd, HCIGETDEVINFO, (void *)&info) < 0) return errno;
     *is_up = hci_test_bit(HCI_UP, &info.flags) ? 1 : 0;
     return 0;
 }
 
+int cbt_set_event_filter(int fd) {
+    int injected = enter(CBT_OP_FILTER);
+    if (injected) return injected;
+    if (seam_fd() >= 0) return 0;
+    struct hci_filter filter;
+    hci_filter_clear(&filter);
+    hci_filter_set_ptype(HCI_EVENT_PKT, &filter);
+    hci_filter_set_event(EVT_LE_META_EVENT, &filter);
+    hci_filter_set_event(EVT_CMD_COMPLETE, &filter);
+    hci_filter_set_event(EVT_CMD_STATUS, &filter);
+    hci_filter_set_event(EVT_HARDWARE_ERROR, &filter);
+    if (setsockopt(fd, SOL_HCI, HCI_FILTER, &filter, sizeof(filter)) < 0) return errno;
+    return 0;
+}
+
+int cbt_set_scan_parameters(int fd, int active, uint16_t interval, uint16_t window) {
+    int injected = enter(CBT_OP_SCAN_PARAMETERS);
+    if (injected) return injected;
+    if (seam_fd() >= 0) return 0;
+    // hci_le_set_scan_parameters converts interval and window to little endian (htobs) itself.
+    if (hci_le_set_scan_parameters(fd, active ? 0x01 : 0x00, interval, window, LE_PUBLIC_ADDRESS, 0x00, 1000) < 0)
+        return errno;
+    return 0;
+}
+
+int cbt_set_scan_enable(int fd, int enable) {
+    int injected = enter(CBT_OP_SCAN_ENABLE);
+    if (injected) return injected;
+    if (seam_fd() >= 0) return 0;
+    if (hci_le_set_scan_enable(fd, enable ? 0x01 : 0x00, 0x00, 1000) < 0) return errno;
+    return 0;
+}
+
+int cbt_read_packet(int fd, uint8_t *buffer, int capacity, int timeout_ms, int *error_out) {
+    int injected = enter(CBT_OP_READ);
+    if (injected) { *error_out = injected; return -1; }
+    struct pollfd descriptor = {.fd = fd, .events = POLLIN};
+    int ready = poll(&descriptor, 1, timeout_ms);
+    if (ready < 0) { *error_out = errno; return -1; }
+    if (ready == 0) return 0;
+    ssize_t length = read(fd, buffer, (size_t)capacity);
+    if (length < 0) { *error_out = errno; return -1; }
+    if (length == 0) { *error_out = ENODEV; return -1; }  // the other end went away (seam) or the device closed
+    return (int)length;
+}
+
 void cbt_close_device(int fd) {
-    hci_close_dev(fd);
+    close(fd);
+}
+
+void cbt_inject_error(cbt_op op, int error, int count) {
+    pthread_mutex_lock(&injection_lock);
+    injected_error[op] = error;
+    injected_count[op] = count;
+    pthread_mutex_unlock(&injection_lock);
+}
+
+void cbt_inject_descriptor(int fd) {
+    pthread_mutex_lock(&injection_lock);
+    injected_fd = fd;
+    pthread_mutex_unlock(&injection_lock);
+}
+
+int cbt_call_count(cbt_op op) {
+    pthread_mutex_lock(&injection_lock);
+    int count = call_count[op];
+    pthread_mutex_unlock(&injection_lock);
+    return count;
+}
+
+void cbt_reset_injection(void) {
+    pthread_mutex_lock(&injection_lock);
+    memset(injected_error, 0, sizeof(injected_error));
+    memset(injected_count, 0, sizeof(injected_count));
+    memset(call_count, 0, sizeof(call_count));
+    injected_fd = -1;
+    pthread_mutex_unlock(&injection_lock);
 }

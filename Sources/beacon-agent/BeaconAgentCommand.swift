@@ -26,8 +26,12 @@ struct BeaconAgentCommand: AsyncParsableCommand {
         @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
         var logLevel: Logger.Level = .info
 
+        @Flag(help: "Do not scan: only keep status and drain the outbox (e.g. after moving a gateway's outbox).")
+        var noScan = false
+
         func run() async throws {
-            try await runAgent(config: config, logLevel: logLevel, source: .none, stopWhenDrained: nil)
+            try await runAgent(
+                config: config, logLevel: logLevel, source: noScan ? .none : .scanner, stopWhenDrained: nil)
         }
     }
 }

@@ -1,8 +1,12 @@
 import BLEScanner
+import BeaconDecoding
 import Glibc
 import Testing
 
-@Suite struct HCIAdapterTests {
+/// The scanner's real code path with the OS calls substituted at the CBluetooth shim: errors injected there, and
+/// recorded HCI packets fed through the same read path from a pipe. Serialized: the seam is process-wide.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct HCIScannerTests {
     @Test(arguments: [
         (EAFNOSUPPORT, HCIError.Code.noBluetoothInKernel, "replay"),
         (ENODEV, .noAdapter, "btmgmt info"),
@@ -18,18 +22,97 @@ import Testing
         #expect(error.message.contains(fix))
     }
 
-    /// Runs the real libbluetooth path. This machine's kernel has no AF_BLUETOOTH, so the open must fail with the
-    /// kernel error; on a Pi with an adapter it opens (see docs/operations.md for the on-Pi checks).
+    /// The real libbluetooth path. This machine's kernel has no AF_BLUETOOTH, so the open must fail with the
+    /// kernel's error; on a Pi with an adapter it opens (docs/agent.md lists the on-Pi checks).
     @Test func openingAnAdapterReportsWhyItCannot() throws {
+        HCITestSeam.reset()
         let probe = socket(31 /* AF_BLUETOOTH */, Int32(SOCK_RAW.rawValue), 1 /* BTPROTO_HCI */)
         let kernelError = errno
         if probe >= 0 { close(probe) }
-        withKnownIssue("this machine has Bluetooth; the on-Pi checks cover it", isIntermittent: true) {
-            try #require(probe < 0 && kernelError == EAFNOSUPPORT)
-        }
         guard probe < 0, kernelError == EAFNOSUPPORT else { return }
         #expect(throws: HCIError.fromErrno(EAFNOSUPPORT, adapter: "hci0")) {
             _ = try HCIAdapter.open("hci0")
         }
+    }
+
+    /// Recorded packets through the same read path: every report of every LE advertising event comes out; other
+    /// events and a malformed one are skipped.
+    @Test func recordedPacketsFlowThroughTheReadPath() async throws {
+        let pipe = try HCITestSeam.pipe()
+        defer {
+            withExtendedLifetime(pipe) {}
+            HCITestSeam.reset()
+        }
+        let ibeacon = bytes(fromHex: "0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!
+        var packets: [[UInt8]] = []
+        for index in 0..<20 {
+            packets.append(
+                [0x04]
+                    + BTSnoopWriter.advertisingReportEvent(
+                        address: [1, 2, 3, 4, 5, UInt8(index)], rssi: Int8(-40 - index), data: ibeacon))
+        }
+        packets.insert([0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00], at: 5)  // Command Complete: not a report
+        packets.insert([0x04, 0x3E, 0x05, 0x02, 0x01, 0x00], at: 9)  // lengths disagree: skipped, counted
+        for packet in packets { pipe.write(packet) }
+
+        let scanner = HCIScanner(settings: HCIScanner.Settings(restartAfterSilence: .seconds(30)))
+        scanner.start()
+        var reports: [AdvertisingReport] = []
+        var states: [HCIScanner.Event] = []
+        for await event in scanner.events {
+            switch event {
+            case .report(let report, _): reports.append(report)
+            default: states.append(event)
+            }
+            if reports.count == 20 { break }
+        }
+        await scanner.stop()
+        #expect(states.first == .scanning)
+        #expect(reports.map(\.rssi) == (0..<20).map { -40 - $0 })
+        #expect(reports.last?.addressString == "01:02:03:04:05:13")
+        #expect(scanner.malformedEvents == 1)
+        #expect(HCITestSeam.calls(.scanParameters) == 1)
+        #expect(HCITestSeam.calls(.filter) == 1)
+    }
+
+    /// Missing permissions, then the adapter vanishes mid-scan: each is reported, and scanning comes back by itself
+    /// with its scan state restored.
+    @Test func retriesAndRestoresScanningAfterFailures() async throws {
+        let pipe = try HCITestSeam.pipe()
+        defer {
+            withExtendedLifetime(pipe) {}
+            HCITestSeam.reset()
+        }
+        HCITestSeam.inject(.open, EPERM, count: 1)
+        let scanner = HCIScanner(
+            settings: HCIScanner.Settings(retryMinimum: .milliseconds(20), retryMaximum: .milliseconds(100)))
+        scanner.start()
+        var iterator = scanner.events.makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first == .unavailable(HCIError.fromErrno(EPERM, adapter: "hci0")))
+        #expect(await iterator.next() == .scanning)
+
+        HCITestSeam.inject(.read, ENODEV, count: 1)  // unplugged
+        pipe.write([0x04, 0x0E, 0x01, 0x00])  // wakes the read so the injected error is seen
+        #expect(await iterator.next() == .unavailable(HCIError.fromErrno(ENODEV, adapter: "hci0")))
+        #expect(await iterator.next() == .scanning)
+        await scanner.stop()
+        #expect(HCITestSeam.calls(.scanParameters) == 2)
+    }
+
+    /// Silence longer than `restartAfterSilence` switches scanning on again (a reset by another program stops it).
+    @Test func silenceRestartsScanning() async throws {
+        let pipe = try HCITestSeam.pipe()
+        defer {
+            withExtendedLifetime(pipe) {}
+            HCITestSeam.reset()
+        }
+        let scanner = HCIScanner(settings: HCIScanner.Settings(restartAfterSilence: .milliseconds(300)))
+        scanner.start()
+        var iterator = scanner.events.makeAsyncIterator()
+        #expect(await iterator.next() == .scanning)
+        #expect(await iterator.next() == .restarted)
+        await scanner.stop()
+        #expect(HCITestSeam.calls(.scanParameters) >= 2)
     }
 }

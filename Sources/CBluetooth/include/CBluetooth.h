@@ -2,9 +2,24 @@
 #define BEACONTRACKER_CBLUETOOTH_H
 // libbluetooth (BlueZ) and the few macros Swift cannot import, wrapped as functions.
 // Imported only by the BLEScanner target.
+//
+// Every OS call the scanner makes goes through one of these functions, so tests can inject the OS's errors and feed
+// recorded HCI bytes through the same read path on machines without Bluetooth (cbt_inject_*).
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
 #include <bluetooth/hci_lib.h>
+
+/// The shim's operations, for error injection and call counting.
+typedef enum {
+    CBT_OP_DEVICE_ID = 0,
+    CBT_OP_OPEN,
+    CBT_OP_DEVICE_INFO,
+    CBT_OP_FILTER,
+    CBT_OP_SCAN_PARAMETERS,
+    CBT_OP_SCAN_ENABLE,
+    CBT_OP_READ,
+    CBT_OP_COUNT
+} cbt_op;
 
 /// Resolves "hci0"-style names to a device id. Returns -1 and sets *error_out to an errno value on failure.
 int cbt_device_id(const char *name, int *error_out);
@@ -15,7 +30,32 @@ int cbt_open_device(int dev_id, int *error_out);
 /// Reads the adapter's flags (HCIGETDEVINFO): *is_up is 1 when the adapter is up. Returns 0 or an errno value.
 int cbt_device_is_up(int fd, int dev_id, int *is_up);
 
+/// Lets only HCI events through to this socket (LE meta events and command status/complete). Returns 0 or errno.
+int cbt_set_event_filter(int fd);
+
+/// LE Set Scan Parameters: active (1) or passive (0), interval and window in 0.625 ms units. Returns 0 or errno.
+int cbt_set_scan_parameters(int fd, int active, uint16_t interval, uint16_t window);
+
+/// LE Set Scan Enable with duplicate filtering off (every advertisement is reported). Returns 0 or errno.
+int cbt_set_scan_enable(int fd, int enable);
+
+/// Waits up to timeout_ms for one HCI packet and reads it. Returns its length, 0 on timeout, -1 with *error_out.
+int cbt_read_packet(int fd, uint8_t *buffer, int capacity, int timeout_ms, int *error_out);
+
 /// Closes a descriptor from cbt_open_device.
 void cbt_close_device(int fd);
+
+/// Test seam: the next `count` calls of `op` fail with `error` (an errno value).
+void cbt_inject_error(cbt_op op, int error, int count);
+
+/// Test seam: device lookup and open succeed and return `fd` (e.g. a pipe's read end carrying recorded H4 packets);
+/// the adapter reports up; filter and scan commands succeed without touching `fd`. -1 turns the seam off.
+void cbt_inject_descriptor(int fd);
+
+/// How often `op` was called since the last reset (tests check that scan state was restored).
+int cbt_call_count(cbt_op op);
+
+/// Clears every injection and counter.
+void cbt_reset_injection(void);
 
 #endif
