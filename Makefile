@@ -9,8 +9,10 @@ test:
 
 bench:
 	bash scripts/setup.sh
-	swift build -c release --product beacon-bench
+	swift build -c release
 	$$(swift build -c release --show-bin-path)/beacon-bench mqtt
+	$$(swift build -c release --show-bin-path)/beacon-bench decode
+	$$(swift build -c release --show-bin-path)/beacon-bench agent
 
 build:
 	bash scripts/setup.sh

@@ -55,7 +55,7 @@ let package = Package(
         .executableTarget(
             name: "beacon-bench",
             dependencies: [
-                "BeaconMQTT", "BrokerTestSupport",
+                "BeaconMQTT", "BeaconModel", "BeaconDecoding", "BrokerTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

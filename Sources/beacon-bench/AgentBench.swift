@@ -1,0 +1,155 @@
+import ArgumentParser
+import BeaconDecoding
+import BeaconMQTT
+import BeaconModel
+import BrokerTestSupport
+import Foundation
+import Synchronization
+
+struct AgentBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent",
+        abstract:
+            "The agent's CPU and memory while replaying N advertisements/s through a real broker, beside the idle agent."
+    )
+
+    @Option(help: "Advertisements per second in the capture.")
+    var rate = 1_000
+
+    @Option(help: "Seconds of capture (and of the idle baseline).")
+    var seconds = 20
+
+    func run() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("agent-bench-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broker = try MosquittoBroker()
+        try await broker.start()
+        let acknowledger = try await Acknowledger(broker: broker)
+
+        var writer = BTSnoopWriter()
+        let events = AdvertisementMix.events(rate * seconds)
+        for (index, event) in events.enumerated() {
+            writer.appendEvent(event, at: 1_700_000_000 + Double(index) / Double(rate))
+        }
+        let capture = directory.appendingPathComponent("bench.btsnoop").path
+        try Data(writer.bytes).write(to: URL(fileURLWithPath: capture))
+        let config = directory.appendingPathComponent("agent.yaml").path
+        try """
+        gateway: gw-bench
+        site: bench
+        mqtt: { host: 127.0.0.1, port: \(broker.port) }
+        outbox: { path: \(directory.path)/outbox.db }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("beacon-agent").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw ValidationError("build beacon-agent beside beacon-bench first (swift build -c release)")
+        }
+        print("beacon-bench agent: \(rate) adverts/s for \(seconds) s through mosquitto, acknowledged by a test hub")
+        let idle = try await sample(binary, ["run", "--no-scan", "--config", config], seconds: seconds)
+        let busy = try await sample(
+            binary, ["replay", capture, "--config", config, "--speed", "1", "--drain-timeout", "10"],
+            seconds: seconds)
+        print(String(format: "idle agent (baseline):  CPU %5.1f %% of one core, RSS max %6.1f MiB", idle.cpu, idle.rss))
+        print(
+            String(
+                format:
+                    "replaying %5d adv/s:   CPU %5.1f %% of one core, RSS max %6.1f MiB | CPU +%.1f points, RSS ×%.2f",
+                rate, busy.cpu, busy.rss, busy.cpu - idle.cpu, busy.rss / idle.rss))
+        print("sightings acknowledged: \(acknowledger.sightings) in \(acknowledger.batches) batches")
+        await acknowledger.stop()
+        await broker.stop()
+    }
+
+    /// Runs the program for `seconds`, sampling /proc every 250 ms; CPU is averaged over the run after start-up.
+    func sample(_ binary: String, _ arguments: [String], seconds: Int) async throws -> (cpu: Double, rss: Double) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let pid = process.processIdentifier
+        try await Task.sleep(for: .seconds(1))  // start-up is not steady state
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let startTicks = cpuTicks(pid)
+        let start = ContinuousClock.now
+        var maxRSS = 0.0
+        while (ContinuousClock.now - start) < .seconds(seconds - 1) && process.isRunning {
+            maxRSS = max(maxRSS, rssMiB(pid))
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        let cpu = (cpuTicks(pid) - startTicks) / ticksPerSecond / (ContinuousClock.now - start).seconds * 100
+        kill(pid, SIGTERM)
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        return (cpu, maxRSS)
+    }
+
+    func cpuTicks(_ pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // Fields after the command: state(0) … utime(11) stime(12).
+        return (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+    }
+
+    func rssMiB(_ pid: Int32) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
+        return (Double(line.split(separator: " ")[1]) ?? 0) / 1024
+    }
+}
+
+/// Acknowledges every batch (highest contiguous sequence per boot), as the hub will.
+final class Acknowledger: Sendable {
+    let client: MQTTClient
+    private let state = Mutex((seqs: [String: Set<UInt64>](), sightings: 0, batches: 0))
+    private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+    init(broker: MosquittoBroker) async throws {
+        client = try MQTTClient(
+            configuration: MQTTConfiguration(
+                host: broker.host, port: broker.port, clientID: "bench-hub", cleanSession: false))
+        try await client.connect()
+        let topics = Topics(site: "bench")
+        let subscription = try await client.subscribe(to: topics.allSightings)
+        let task = Task { [weak self] in
+            for await message in subscription {
+                guard let self, let (gateway, ack) = acknowledgement(for: message),
+                    let payload = try? ContractCoding.encode(ack)
+                else { continue }
+                try? await client.publish(payload, to: topics.acknowledgement(gateway), retain: true)
+            }
+        }
+        self.task.withLock { $0 = task }
+    }
+
+    /// Records a batch once; returns the acknowledgement to publish.
+    private func acknowledgement(for message: MQTTMessage) -> (GatewayID, Acknowledgement)? {
+        guard let batch = try? ContractCoding.decode(SightingBatch.self, from: message.payload) else { return nil }
+        let acks = state.withLock { state -> [Acknowledgement.Entry] in
+            if state.seqs[batch.boot, default: []].insert(batch.seq).inserted {
+                state.sightings += batch.sightings.count
+                state.batches += 1
+            }
+            return state.seqs.map { boot, seqs in
+                var contiguous: UInt64 = 0
+                while seqs.contains(contiguous + 1) { contiguous += 1 }
+                return Acknowledgement.Entry(boot: boot, seq: contiguous)
+            }
+        }
+        return (batch.gateway, Acknowledgement(gateway: batch.gateway, t: Date().timeIntervalSince1970, acks: acks))
+    }
+
+    var sightings: Int { state.withLock { $0.sightings } }
+    var batches: Int { state.withLock { $0.batches } }
+
+    func stop() async {
+        await client.shutdown()
+        task.withLock { $0?.cancel() }
+    }
+}
