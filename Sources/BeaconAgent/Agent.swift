@@ -28,6 +28,8 @@ public final class Agent: Service, Sendable {
     let started = Date().timeIntervalSince1970
     /// The BLE source's state for the heartbeat: `scanning`, `replay`, `none`, or the adapter's error code.
     let adapterState: Mutex<String>
+    /// The live scanner, when the source is `.scanner`.
+    let scanner: HCIScanner?
 
     init(
         configuration: AgentConfiguration, client: MQTTClient, outbox: Outbox, boot: String,
@@ -45,6 +47,16 @@ public final class Agent: Service, Sendable {
         case .none: adapterState = Mutex("none")
         case .scanner: adapterState = Mutex("starting")
         case .capture: adapterState = Mutex("replay")
+        }
+        if case .scanner = source {
+            let settings = configuration.scanner
+            scanner = HCIScanner(
+                settings: HCIScanner.Settings(
+                    adapter: settings.adapter, active: settings.active, intervalMilliseconds: settings.intervalMs,
+                    windowMilliseconds: settings.windowMs,
+                    restartAfterSilence: .milliseconds(Int(settings.restartAfterSilenceSeconds * 1000))))
+        } else {
+            scanner = nil
         }
         publisher = OutboxPublisher(
             gateway: configuration.gateway, boot: boot, topics: topics, client: client, outbox: outbox,
@@ -108,7 +120,8 @@ public final class Agent: Service, Sendable {
             } onGracefulShutdown: {
                 stopNow.yield()
             }
-            // Stop taking reports, keep what was scanned, say goodbye, disconnect.
+            // Stop scanning (the controller is told to stop), keep what was scanned, say goodbye, disconnect.
+            await scanner?.stop()
             group.cancelAll()
             await intake.flush()
             if client.isConnected {
@@ -144,34 +157,27 @@ public final class Agent: Service, Sendable {
 
     /// Live scanning until cancelled; adapter problems are logged once per change and reported in the heartbeat.
     private func runScanner() async {
+        guard let scanner else { return }
         let settings = configuration.scanner
-        let scanner = HCIScanner(
-            settings: HCIScanner.Settings(
-                adapter: settings.adapter, active: settings.active, intervalMilliseconds: settings.intervalMs,
-                windowMilliseconds: settings.windowMs,
-                restartAfterSilence: .milliseconds(Int(settings.restartAfterSilenceSeconds * 1000))))
         scanner.start()
-        await withTaskCancellationHandler {
-            for await event in scanner.events {
-                switch event {
-                case .report(let report, let time):
-                    await intake.ingest(report, at: time, now: Date().timeIntervalSince1970)
-                case .scanning:
-                    adapterState.withLock { $0 = "scanning" }
-                    logger.info("scanning", metadata: ["adapter": "\(settings.adapter)"])
-                case .restarted:
-                    logger.notice(
-                        "scanning switched on again after silence", metadata: ["adapter": "\(settings.adapter)"])
-                case .unavailable(let error):
-                    let changed = adapterState.withLock { state in
-                        defer { state = error.code.rawValue }
-                        return state != error.code.rawValue
-                    }
-                    if changed { logger.error("BLE adapter unavailable; retrying", metadata: ["error": "\(error)"]) }
+        // Ends when `stop()` (at shutdown) finishes the scanner's events.
+        for await event in scanner.events {
+            switch event {
+            case .report(let report, let time):
+                await intake.ingest(report, at: time, now: Date().timeIntervalSince1970)
+            case .scanning:
+                adapterState.withLock { $0 = "scanning" }
+                logger.info("scanning", metadata: ["adapter": "\(settings.adapter)"])
+            case .restarted:
+                logger.notice(
+                    "scanning switched on again after silence", metadata: ["adapter": "\(settings.adapter)"])
+            case .unavailable(let error):
+                let changed = adapterState.withLock { state in
+                    defer { state = error.code.rawValue }
+                    return state != error.code.rawValue
                 }
+                if changed { logger.error("BLE adapter unavailable; retrying", metadata: ["error": "\(error)"]) }
             }
-        } onCancel: {
-            Task { await scanner.stop() }
         }
     }
 
