@@ -233,11 +233,14 @@ import Testing
     }
 }
 
-/// Paths of ../shared/data beside the repository.
+/// Paths of the team's recorded data: `../shared/data` beside the repository (as CI lays it out), or
+/// `$BEACONTRACKER_SHARED_DATA` when set.
 enum SharedData {
     static func btsnoop(_ name: String) -> URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("shared/data/btsnoop/\(name)")
+        let root =
+            ProcessInfo.processInfo.environment["BEACONTRACKER_SHARED_DATA"].map { URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/data")
+        return root.appendingPathComponent("btsnoop/\(name)")
     }
 }
