@@ -9,7 +9,7 @@ public struct GatewayStatus: Sendable, Hashable, Codable {
     public struct Outbox: Sendable, Hashable, Codable {
         public var pendingBatches: Int
         public var pendingBytes: Int
-        /// Scan time of the oldest pending batch, unix seconds.
+        /// When the oldest pending batch was stored, unix seconds.
         public var oldest: Double?
 
         public init(pendingBatches: Int, pendingBytes: Int, oldest: Double? = nil) {

@@ -8,7 +8,7 @@ public struct SightingBatch: Sendable, Hashable, Codable {
     public var boot: String
     /// 1, 2, 3, … within one (gateway, boot), without gaps.
     public var seq: UInt64
-    /// When this copy was sent, unix seconds.
+    /// When the agent closed and stored the batch, unix seconds; resends carry the stored payload unchanged.
     public var sent: Double
     /// False when the gateway's clock was not synchronised while these sightings were scanned.
     public var clockSynced: Bool
