@@ -95,12 +95,9 @@ public final class MQTTClient: @unchecked Sendable {
         self.logger = logger
         self.handle = handle
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
-        do {
-            try applyOptions()
-        } catch {
-            mosquitto_destroy(handle)
-            throw error
-        }
+        // Every stored property is set: if this throws, `deinit` runs and destroys the handle. Destroying it here
+        // as well would close libmosquitto's descriptors twice — by then reused by SQLite files or other sockets.
+        try applyOptions()
         installCallbacks()
     }
 

@@ -59,12 +59,20 @@ public final class StoreDatabase: Sendable {
 
     /// Runs `work` in a write transaction on the writer's serial queue.
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await queue.write(work)
+        do {
+            return try await queue.write(work)
+        } catch let error as DatabaseError {
+            throw StoreError(error, path: path)
+        }
     }
 
     /// Runs `work` for reading on the writer's serial queue.
     func read<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await queue.read(work)
+        do {
+            return try await queue.read(work)
+        } catch let error as DatabaseError {
+            throw StoreError(error, path: path)
+        }
     }
 
     /// Executes SQL statements in one write transaction (administration and tests; callers never see GRDB).

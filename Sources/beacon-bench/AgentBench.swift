@@ -107,7 +107,7 @@ struct AgentBench: AsyncParsableCommand {
 /// Acknowledges every batch (highest contiguous sequence per boot), as the hub will.
 final class Acknowledger: Sendable {
     let client: MQTTClient
-    private let state = Mutex((seqs: [String: Set<UInt64>](), sightings: 0, batches: 0))
+    private let state = Mutex((tracker: AcknowledgementTracker(), sightings: 0, batches: 0))
     private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     init(broker: MosquittoBroker) async throws {
@@ -132,15 +132,11 @@ final class Acknowledger: Sendable {
     private func acknowledgement(for message: MQTTMessage) -> (GatewayID, Acknowledgement)? {
         guard let batch = try? ContractCoding.decode(SightingBatch.self, from: message.payload) else { return nil }
         let acks = state.withLock { state -> [Acknowledgement.Entry] in
-            if state.seqs[batch.boot, default: []].insert(batch.seq).inserted {
+            if state.tracker.record(boot: batch.boot, seq: batch.seq) {
                 state.sightings += batch.sightings.count
                 state.batches += 1
             }
-            return state.seqs.map { boot, seqs in
-                var contiguous: UInt64 = 0
-                while seqs.contains(contiguous + 1) { contiguous += 1 }
-                return Acknowledgement.Entry(boot: boot, seq: contiguous)
-            }
+            return state.tracker.entries
         }
         return (batch.gateway, Acknowledgement(gateway: batch.gateway, t: Date().timeIntervalSince1970, acks: acks))
     }

@@ -156,6 +156,7 @@ final class AcknowledgingHub: Sendable {
 
     struct State {
         var batches: [String: [UInt64: [Sighting]]] = [:]
+        var tracker = AcknowledgementTracker()
         var duplicates = 0
     }
 
@@ -172,16 +173,12 @@ final class AcknowledgingHub: Sendable {
                 guard let self, let batch = try? ContractCoding.decode(SightingBatch.self, from: message.payload)
                 else { continue }
                 let acks = state.withLock { state -> [Acknowledgement.Entry] in
-                    if state.batches[batch.boot]?[batch.seq] != nil {
-                        state.duplicates += 1
-                    } else {
+                    if state.tracker.record(boot: batch.boot, seq: batch.seq) {
                         state.batches[batch.boot, default: [:]][batch.seq] = batch.sightings
+                    } else {
+                        state.duplicates += 1
                     }
-                    return state.batches.map { boot, seqs in
-                        var contiguous: UInt64 = 0
-                        while seqs[contiguous + 1] != nil { contiguous += 1 }
-                        return Acknowledgement.Entry(boot: boot, seq: contiguous)
-                    }
+                    return state.tracker.entries
                 }
                 let ack = Acknowledgement(gateway: batch.gateway, t: Date().timeIntervalSince1970, acks: acks)
                 if let payload = try? ContractCoding.encode(ack) {

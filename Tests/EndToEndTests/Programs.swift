@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import Foundation
 
 /// Finds and runs the built executables (`swift build` puts them beside the test bundle).
@@ -14,42 +15,34 @@ enum Programs {
         return packageRoot.appendingPathComponent(".build/debug")
     }()
 
-    /// A running program with its combined output collected.
-    final class Running: @unchecked Sendable {
-        // @unchecked: `output` is only touched under `lock`; Process is used from one test at a time.
-        let process = Process()
-        private let lock = NSLock()
-        private var output = Data()
+    /// A running program; its combined output goes to a file of its own.
+    final class Running: Sendable {
+        let child: ChildProcess
 
         init(_ name: String, _ arguments: [String]) throws {
-            process.executableURL = binDirectory.appendingPathComponent(name)
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                guard let self, !data.isEmpty else { return }
-                lock.withLock { output.append(data) }
-            }
-            try process.run()
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID()).log").path
+            child = try ChildProcess.spawn(binDirectory.appendingPathComponent(name).path, arguments, output: output)
         }
 
-        var text: String { lock.withLock { String(decoding: output, as: UTF8.self) } }
+        var text: String { child.output }
 
-        func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+        func signal(_ signal: Int32) { child.signal(signal) }
 
         /// Waits for exit up to `timeout`; returns the exit status, or nil if it is still running.
         func waitForExit(timeout: Duration = .seconds(10)) async -> Int32? {
             let deadline = ContinuousClock.now.advanced(by: timeout)
-            while process.isRunning && ContinuousClock.now < deadline {
+            while child.isRunning && ContinuousClock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(20))
             }
-            return process.isRunning ? nil : process.terminationStatus
+            return child.status
         }
 
         deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            if child.isRunning {
+                child.signal(SIGKILL)
+                while child.isRunning { usleep(1000) }
+            }
+            try? FileManager.default.removeItem(atPath: child.outputPath)
         }
     }
 
@@ -60,7 +53,6 @@ enum Programs {
             running.signal(SIGKILL)
             return (-1, running.text)
         }
-        try? await Task.sleep(for: .milliseconds(50))  // let the reader drain the pipe
         return (status, running.text)
     }
 }

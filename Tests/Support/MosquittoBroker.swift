@@ -38,7 +38,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     public var host: String { "127.0.0.1" }
 
     private let lock = NSLock()
-    private var process: BrokerProcess?
+    private var process: ChildProcess?
 
     public init(options: Options = Options()) throws {
         self.options = options
@@ -110,9 +110,8 @@ public final class MosquittoBroker: @unchecked Sendable {
 
     /// Starts mosquitto and waits until it accepts connections; on failure the error carries the broker's log.
     public func start(timeout: Duration = .seconds(10)) async throws {
-        let process = try BrokerProcess.spawn(
-            "/usr/sbin/mosquitto", ["-c", configFile.path],
-            stderr: directory.appendingPathComponent("stderr.log").path)
+        let process = try ChildProcess.spawn(
+            "/usr/sbin/mosquitto", ["-c", configFile.path], output: directory.appendingPathComponent("stderr.log").path)
         lock.withLock { self.process = process }
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
@@ -204,54 +203,4 @@ public final class MosquittoBroker: @unchecked Sendable {
 public struct BrokerError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
-}
-
-/// A child process started with `posix_spawn` and an empty signal mask.
-///
-/// Foundation's `Process` started from a Swift concurrency thread hands the child that thread's signal mask, in which
-/// SIGTERM is blocked: mosquitto then never sees SIGTERM and a "graceful" stop silently becomes a 5-second SIGKILL.
-final class BrokerProcess: @unchecked Sendable {
-    // @unchecked: `exited` is only touched under `lock`.
-    let pid: pid_t
-    private let lock = NSLock()
-    private var exited = false
-
-    private init(pid: pid_t) { self.pid = pid }
-
-    static func spawn(_ path: String, _ arguments: [String], stderr: String) throws -> BrokerProcess {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
-        guard rc == 0 else { throw BrokerError("cannot start \(path): \(String(cString: strerror(rc)))") }
-        return BrokerProcess(pid: pid)
-    }
-
-    /// Reaps the child when it has exited.
-    var isRunning: Bool {
-        lock.withLock {
-            if exited { return false }
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid { exited = true }
-            return !exited
-        }
-    }
 }

@@ -1,0 +1,38 @@
+/// What the hub acknowledges to one gateway: per boot, the highest sequence up to which every batch has arrived.
+///
+/// Batches may arrive out of order and more than once (resends); `record` tells a first arrival from a duplicate.
+/// A pure value: the hub keeps one per gateway; tests and benchmarks that stand in for the hub use it too.
+public struct AcknowledgementTracker: Sendable, Hashable {
+    private struct Boot: Sendable, Hashable {
+        var contiguous: UInt64 = 0
+        /// Sequences above `contiguous` that already arrived, waiting for the gap below them to fill.
+        var ahead: Set<UInt64> = []
+        /// Order of first appearance, so the most recent boots are the ones acknowledged.
+        var order: Int
+    }
+
+    private var boots: [String: Boot] = [:]
+    private var nextOrder = 0
+
+    public init() {}
+
+    /// Records batch `seq` of `boot`; false when it had arrived before (a duplicate to drop).
+    public mutating func record(boot: String, seq: UInt64) -> Bool {
+        var entry = boots[boot] ?? Boot(order: nextOrder)
+        if boots[boot] == nil { nextOrder += 1 }
+        defer { boots[boot] = entry }
+        guard seq > entry.contiguous, !entry.ahead.contains(seq) else { return false }
+        entry.ahead.insert(seq)
+        while entry.ahead.remove(entry.contiguous + 1) != nil { entry.contiguous += 1 }
+        return true
+    }
+
+    /// The contiguous sequence of `boot` (0 before batch 1 arrived).
+    public func contiguous(boot: String) -> UInt64 { boots[boot]?.contiguous ?? 0 }
+
+    /// The acknowledgement entries for the most recent boots (at most `Acknowledgement.maximumBoots`).
+    public var entries: [Acknowledgement.Entry] {
+        boots.sorted { $0.value.order > $1.value.order }.prefix(Acknowledgement.maximumBoots)
+            .map { Acknowledgement.Entry(boot: $0.key, seq: $0.value.contiguous) }
+    }
+}
