@@ -1,0 +1,88 @@
+import BeaconConfig
+import BeaconModel
+import Foundation
+import Testing
+
+@Suite struct VenueLoaderTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    @Test(arguments: ["museum", "museum-harsh", "store"])
+    func shippedVenuesLoad(name: String) throws {
+        let venue = try VenueLoader.load(from: Self.root.appendingPathComponent("config/venues/\(name).yaml").path)
+        #expect(!venue.zones.isEmpty)
+        #expect(!venue.tags.isEmpty)
+        for gateway in venue.gateways {
+            if let zone = gateway.zone { #expect(venue.zones.contains { $0.id == zone }) }
+        }
+    }
+
+    @Test func museumHasNineRoomsOneGatewayEachAndWalls() throws {
+        let venue = try VenueLoader.load(from: Self.root.appendingPathComponent("config/venues/museum.yaml").path)
+        #expect(venue.zones.count == 9)
+        #expect(Set(venue.gateways.compactMap(\.zone)).count == 9)
+        #expect(venue.walls.contains { $0.material == .heavy })
+        #expect(venue.neighbours(of: "rome") == ["egypt", "medieval", "modern"])
+        #expect(venue.zone(at: Point(15, 12))?.id == "rome")
+        // The harsh variant differs in its radio only, not in its layout.
+        let harsh = try VenueLoader.load(from: Self.root.appendingPathComponent("config/venues/museum-harsh.yaml").path)
+        #expect(harsh.zones == venue.zones)
+        #expect(harsh.radio.packetLoss > venue.radio.packetLoss)
+    }
+
+    @Test func storeHasGatewaysOutsideAnyZoneAndFiftyTags() throws {
+        let venue = try VenueLoader.load(from: Self.root.appendingPathComponent("config/venues/store.yaml").path)
+        #expect(venue.zones.count == 8)
+        #expect(venue.gateways.count == 10)
+        #expect(venue.gateways.filter { $0.zone == nil }.count == 2)
+        #expect(venue.walls.isEmpty)
+        #expect(venue.tags.map(\.count).reduce(0, +) == 50)
+    }
+
+    static let base = """
+        site: test
+        zones:
+          - { id: a, rect: { x: 0, y: 0, width: 5, height: 5 } }
+          - { id: b, polygon: [[5, 0], [10, 0], [10, 5], [5, 5]] }
+        doors:
+          - { between: [a, b], at: [5, 2.5] }
+        gateways:
+          - { id: gw-a, zone: a, position: [2, 2] }
+
+        """
+
+    @Test(arguments: [
+        ("  - { id: gw-x, zone: c, position: [2, 2] }\n", "gateways[1].zone", "no zone \"c\""),
+        ("  - { id: gw-a, position: [2, 2] }\n", "gateways[1].id", "used twice"),
+        ("  - { id: gw-far, zone: a, position: [9, 9] }\n", "gateways[1].position", "not in zone a"),
+    ])
+    func crossReferenceErrorsNameTheKey(extra: String, key: String, message: String) {
+        do {
+            _ = try VenueLoader.decode(Self.base + extra, file: "venue.yaml")
+            Issue.record("accepted a broken venue")
+        } catch {
+            #expect(error.key == key)
+            #expect(error.message.contains(message))
+            #expect(error.file == "venue.yaml")
+        }
+    }
+
+    @Test func wallMountedGatewayOnTheBoundaryIsInItsZone() throws {
+        _ = try VenueLoader.decode(Self.base + "  - { id: gw-wall, zone: b, position: [10.3, 1] }\n", file: "v")
+    }
+
+    @Test func malformedShapesAndBeaconsAreRefused() {
+        #expect(throws: ConfigError.self) {
+            _ = try VenueLoader.decode(
+                "site: t\nzones:\n  - { id: a, polygon: [[0, 0], [1, 1]] }\ngateways: []\n", file: "v")
+        }
+        #expect(throws: ConfigError.self) {
+            _ = try VenueLoader.decode(
+                Self.base + "tags:\n  - { id: t1, beacon: \"bogus\" }\n", file: "v")
+        }
+        #expect(throws: ConfigError.self) {
+            _ = try VenueLoader.decode(
+                Self.base + "walls:\n  - { from: [0, 0], to: [1, 1], material: paper }\n", file: "v")
+        }
+    }
+}
