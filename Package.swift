@@ -67,6 +67,9 @@ let package = Package(
         // Pure decoding: AD structures, beacon frames, HCI advertising reports, btsnoop captures.
         .target(name: "BeaconDecoding", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
 
+        // The venue simulator: radio model, movement, ground truth, scoring (pure; clock and seed passed in).
+        .target(name: "Simulator", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
+
         // Strict YAML configuration loading shared by the three programs.
         .target(
             name: "BeaconConfig",
@@ -152,6 +155,9 @@ let package = Package(
         .testTarget(
             name: "BeaconDecodingTests", dependencies: ["BeaconDecoding", "BeaconAgent"], swiftSettings: swiftSettings),
         .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SimulatorTests", dependencies: ["Simulator", "BeaconModel", "BeaconConfig"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["BeaconModel", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "BrokerTestSupport"],

@@ -1,0 +1,92 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// RSSI = P0 − 10·n·log10(d) − walls − body + static shadowing + gateway offset + slow fading + per-packet noise,
+/// as integer dBm, or nothing when below sensitivity or lost. Pure: every random draw comes from a generator passed
+/// in, so a seed reproduces a run.
+public struct RadioModel: Sendable {
+    public let settings: RadioSettings
+    let walls: [Venue.Wall]
+    let gateways: [GatewayID: Venue.Gateway]
+    /// Each gateway's gain offset, dB.
+    public let gains: [GatewayID: Double]
+    let shadowing: [GatewayID: ShadowingField]
+    /// Height at which tags are carried, metres.
+    public static let tagHeight = 1.2
+
+    public init(venue: Venue, using rng: inout SeededGenerator) {
+        settings = venue.radio
+        walls = venue.walls
+        gateways = Dictionary(uniqueKeysWithValues: venue.gateways.map { ($0.id, $0) })
+        let points = venue.zones.flatMap(\.shape.vertices) + venue.gateways.map(\.position)
+        let bounds = (
+            min: Point(points.map(\.x).min() ?? 0, points.map(\.y).min() ?? 0),
+            max: Point(points.map(\.x).max() ?? 1, points.map(\.y).max() ?? 1)
+        )
+        var gains: [GatewayID: Double] = [:]
+        var shadowing: [GatewayID: ShadowingField] = [:]
+        for gateway in venue.gateways.sorted(by: { $0.id.rawValue < $1.id.rawValue }) {
+            var stream = rng.split()
+            gains[gateway.id] = gateway.gainOffset ?? venue.radio.gatewayGainSigma * stream.gaussian()
+            shadowing[gateway.id] = ShadowingField(
+                covering: bounds, sigma: venue.radio.shadowingSigma,
+                correlation: venue.radio.shadowingCorrelationMetres, using: &stream)
+        }
+        self.gains = gains
+        self.shadowing = shadowing
+    }
+
+    /// Attenuation of the walls between two points, dB.
+    public func wallLoss(from a: Point, to b: Point) -> Double {
+        let path = Segment(a, b)
+        return walls.reduce(0) { $0 + (path.intersects($1.segment) ? $1.attenuation : 0) }
+    }
+
+    /// The slowly varying part of the RSSI at `gateway` from a tag at `position` whose P0 is `tagP0`:
+    /// everything but fading and per-packet noise. `bodyFactor` (0…1) is how much of the carrier's body is in the way.
+    public func meanRSSI(tagP0: Double, at position: Point, gateway id: GatewayID, bodyFactor: Double) -> Double? {
+        guard let gateway = gateways[id] else { return nil }
+        let dx = position.x - gateway.position.x
+        let dy = position.y - gateway.position.y
+        let dz = gateway.height - Self.tagHeight
+        let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
+        return tagP0 - 10 * settings.pathLossExponent * log10(distance) - wallLoss(from: position, to: gateway.position)
+            - settings.bodyLossDB * min(max(bodyFactor, 0), 1) + (shadowing[id]?.value(at: position) ?? 0)
+            + (gains[id] ?? 0)
+    }
+
+    /// One advertisement at one gateway: noise (with occasional deep fades), packet loss and sensitivity applied to
+    /// `mean + fading`. Nil when the gateway does not hear it.
+    public func receive(mean: Double, fading: Double, using rng: inout some RandomNumberGenerator) -> Int? {
+        if Double.random(in: 0..<1, using: &rng) < settings.packetLoss { return nil }
+        var rssi = mean + fading + settings.noiseSigma * rng.gaussian()
+        if Double.random(in: 0..<1, using: &rng) < settings.deepFadeShare { rssi -= settings.deepFadeDB }
+        guard rssi >= settings.sensitivity else { return nil }
+        return Int(rssi.rounded())
+    }
+}
+
+/// Slow fading of one (tag, gateway) link: AR(1) with standard deviation σ and time constant τ, advanced by the real
+/// time between advertisements, so tags advertising at different rates fade alike in seconds.
+public struct FadingProcess: Sendable {
+    public private(set) var value: Double
+    let sigma: Double
+    let tau: Double
+
+    /// Starts from the stationary distribution.
+    public init(sigma: Double, tau: Double, using rng: inout some RandomNumberGenerator) {
+        self.sigma = sigma
+        self.tau = tau
+        value = sigma * rng.gaussian()
+    }
+
+    /// The value `dt` seconds later.
+    public mutating func advance(by dt: Double, using rng: inout some RandomNumberGenerator) -> Double {
+        let a = exp(-max(dt, 0) / tau)
+        value = a * value + sigma * (1 - a * a).squareRoot() * rng.gaussian()
+        return value
+    }
+}
