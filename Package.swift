@@ -45,7 +45,7 @@ let package = Package(
         .executableTarget(
             name: "beacon-sim",
             dependencies: [
-                "BeaconModel",
+                "BeaconModel", "BeaconConfig", "Simulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

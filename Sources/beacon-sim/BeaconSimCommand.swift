@@ -1,15 +1,81 @@
 import ArgumentParser
+import BeaconConfig
 import BeaconModel
+import Foundation
+import Simulator
 
 @main
 struct BeaconSimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacon-sim",
         abstract: "BeaconTracker venue simulator: gateways, zones and walking tags with ground truth.",
-        discussion: """
-            The simulator's commands (run, score) arrive with the simulator issue; docs/architecture.md lists
-            what exists today.
-            """,
-        version: BeaconTrackerVersion.current
+        discussion: "Venue files: docs/venue.md. Output formats: docs/simulator.md.",
+        version: BeaconTrackerVersion.current,
+        subcommands: [Run.self]
     )
+
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Simulate a venue and write sightings.jsonl and truth.jsonl (many times faster than real time).")
+
+        @Argument(help: "The venue file (config/venues/*.yaml).")
+        var venue: String
+
+        @Option(help: "Directory for sightings.jsonl and truth.jsonl.")
+        var out: String
+
+        @Option(help: "How long to simulate: 90s, 30m, 1h, 2h30m, or seconds.")
+        var duration = "1h"
+
+        @Option(help: "Random seed: the same seed gives the same run.")
+        var seed: UInt64 = 1
+
+        @Option(help: "Unix time the simulation starts at (default: now, rounded to the second).")
+        var start: Double?
+
+        @Flag(help: "Write .jsonl.gz (gzip) instead of .jsonl.")
+        var gzip = false
+
+        func run() throws {
+            guard let seconds = Self.parseDuration(duration) else {
+                throw ValidationError("--duration \(duration): expected e.g. 90s, 30m, 1h, 2h30m, or seconds")
+            }
+            let loaded: Venue
+            do {
+                loaded = try VenueLoader.load(from: venue)
+            } catch {
+                print("error: \(error)")
+                throw ExitCode(78)
+            }
+            let begin = start ?? Date().timeIntervalSince1970.rounded(.down)
+            let summary = try SimulationRun.writeFiles(
+                venue: loaded, seed: seed, start: begin, duration: seconds, directory: out, gzip: gzip)
+            let rate = Double(summary.sightings) / max(summary.wallSeconds, 1e-9)
+            print(
+                "beacon-sim: \(loaded.site): \(summary.tags) tags, \(summary.gateways) gateways, \(duration) simulated"
+                    + " in \(String(format: "%.1f", summary.wallSeconds)) s: \(summary.sightings) sightings"
+                    + " (\(Int(rate)) sightings/s), \(summary.truthIntervals) truth intervals → \(out)")
+        }
+
+        static func parseDuration(_ text: String) -> Double? {
+            if let seconds = Double(text) { return seconds > 0 ? seconds : nil }
+            var total = 0.0
+            var number = ""
+            for character in text {
+                if character.isNumber || character == "." {
+                    number.append(character)
+                    continue
+                }
+                guard let value = Double(number) else { return nil }
+                switch character {
+                case "h": total += value * 3600
+                case "m": total += value * 60
+                case "s": total += value
+                default: return nil
+                }
+                number = ""
+            }
+            return number.isEmpty && total > 0 ? total : nil
+        }
+    }
 }

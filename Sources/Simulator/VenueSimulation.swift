@@ -1,0 +1,118 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The whole venue over time: tags advertise on their own schedules, walkers move, every gateway hears (or misses)
+/// each advertisement through the radio model. Pure and seeded: the same venue, seed and start time give the same
+/// sightings and truth.
+public struct VenueSimulation: Sendable {
+    public let venue: Venue
+    public let tags: [SimulatedTag]
+    public let radio: RadioModel
+    let graph: ZoneGraph
+    var walkers: [Walker]
+    var nextAdvertisement: [Double]
+    var lastAdvertisement: [Double]
+    var fading: [[FadingProcess]]
+    var rng: SeededGenerator
+    /// Per tag: the zone it is in and since when (for the truth intervals).
+    var current: [(zone: ZoneID?, since: Double)]
+    public private(set) var time: Double
+    let gatewayIDs: [GatewayID]
+    let gatewayPositions: [Point]
+
+    public init(venue: Venue, seed: UInt64, start: Double) {
+        self.venue = venue
+        var rng = SeededGenerator(seed: seed)
+        var radioStream = rng.split()
+        radio = RadioModel(venue: venue, using: &radioStream)
+        var tagStream = rng.split()
+        tags = SimulatedTag.expand(venue, using: &tagStream)
+        graph = ZoneGraph(venue: venue)
+        gatewayIDs = venue.gateways.map(\.id)
+        gatewayPositions = venue.gateways.map(\.position)
+        walkers = tags.map { tag in
+            Walker(tag: tag.id, carrier: tag.carrier, start: tag.start, venue: venue, time: start, rng: rng.split())
+        }
+        nextAdvertisement = tags.map { start + Double.random(in: 0..<$0.interval, using: &rng) }
+        lastAdvertisement = tags.map { _ in start }
+        let settings = venue.radio
+        fading = tags.map { _ in
+            venue.gateways.map { _ in
+                FadingProcess(sigma: settings.fadingSigma, tau: settings.fadingTauSeconds, using: &rng)
+            }
+        }
+        current = walkers.map { ($0.zone, start) }
+        time = start
+        self.rng = rng
+    }
+
+    /// Runs until `end`, handing every sighting line and every closed truth interval to the callbacks, in time order
+    /// for sightings. Open intervals are closed at `end`.
+    public mutating func run(
+        until end: Double, sighting: (SightingLine) -> Void, truth: (TruthInterval) -> Void
+    ) {
+        var changes: [ZoneChange] = []
+        let jitter = venue.radio.advertisingJitterSeconds
+        while true {
+            // The next tag to advertise; a linear scan is plenty for venue-sized tag counts.
+            var index = -1
+            var earliest = Double.infinity
+            for (i, t) in nextAdvertisement.enumerated() where t < earliest {
+                earliest = t
+                index = i
+            }
+            guard index >= 0, earliest < end else { break }
+            time = earliest
+            let tag = tags[index]
+            walkers[index].advance(to: earliest, graph: graph, venue: venue, changes: &changes)
+            for change in changes {
+                truth(
+                    TruthInterval(
+                        tag: change.tag, zone: current[index].zone, enter: current[index].since, exit: change.t))
+                current[index] = (change.to, change.t)
+            }
+            changes.removeAll(keepingCapacity: true)
+            let walker = walkers[index]
+            let dt = earliest - lastAdvertisement[index]
+            lastAdvertisement[index] = earliest
+            for (g, gateway) in gatewayIDs.enumerated() {
+                let faded = fading[index][g].advance(by: dt, using: &rng)
+                let bodyFactor = bodyBlocking(walker, gateway: gatewayPositions[g])
+                guard
+                    let mean = radio.meanRSSI(
+                        tagP0: tag.p0, at: walker.position, gateway: gateway, bodyFactor: bodyFactor),
+                    let rssi = radio.receive(mean: mean, fading: faded, using: &rng)
+                else { continue }
+                sighting(
+                    SightingLine(
+                        t: earliest, gateway: gateway, beacon: tag.beacon, rssi: rssi, txPower: tag.txPower,
+                        kind: tag.kind))
+            }
+            nextAdvertisement[index] = earliest + tag.interval + Double.random(in: 0...jitter, using: &rng)
+        }
+        // Walkers move on to `end`; then every open interval closes there.
+        for index in walkers.indices {
+            walkers[index].advance(to: end, graph: graph, venue: venue, changes: &changes)
+            for change in changes {
+                truth(
+                    TruthInterval(
+                        tag: change.tag, zone: current[index].zone, enter: current[index].since, exit: change.t))
+                current[index] = (change.to, change.t)
+            }
+            changes.removeAll(keepingCapacity: true)
+            truth(TruthInterval(tag: tags[index].id, zone: current[index].zone, enter: current[index].since, exit: end))
+            current[index].since = end
+        }
+        time = end
+    }
+
+    /// How much of the carrier's body lies between a chest-worn tag and the gateway: 0 facing it, 1 back to it.
+    func bodyBlocking(_ walker: Walker, gateway: Point) -> Double {
+        guard walker.carrier != .still else { return 0 }
+        let angle = atan2(gateway.y - walker.position.y, gateway.x - walker.position.x) - walker.heading
+        return max(0, -cos(angle))
+    }
+}
