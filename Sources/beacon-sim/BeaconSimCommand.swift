@@ -11,7 +11,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
         abstract: "BeaconTracker venue simulator: gateways, zones and walking tags with ground truth.",
         discussion: "Venue files: docs/venue.md. Output formats: docs/simulator.md.",
         version: BeaconTrackerVersion.current,
-        subcommands: [Run.self]
+        subcommands: [Run.self, Score.self]
     )
 
     struct Run: AsyncParsableCommand {
@@ -58,6 +58,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
         }
 
         static func parseDuration(_ text: String) -> Double? {
+            // Plain seconds, or a sum of h, m and s parts ("2h30m").
             if let seconds = Double(text) { return seconds > 0 ? seconds : nil }
             var total = 0.0
             var number = ""
@@ -76,6 +77,51 @@ struct BeaconSimCommand: AsyncParsableCommand {
                 number = ""
             }
             return number.isEmpty && total > 0 ? total : nil
+        }
+    }
+}
+
+struct Score: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Score the hub's event lines against the truth, beside the strongest-gateway baseline.",
+        discussion: "Reads .jsonl or .jsonl.gz. Metrics: docs/simulator.md.")
+
+    @Option(help: "The venue file.")
+    var venue: String
+
+    @Option(help: "truth.jsonl from beacon-sim run.")
+    var truth: String
+
+    @Option(help: "The hub's event lines (beacon-hub replay --events).")
+    var events: String
+
+    @Option(help: "sightings.jsonl: also score the strongest-gateway baseline on them.")
+    var sightings: String?
+
+    @Flag(help: "Print JSON instead of a table.")
+    var json = false
+
+    func run() throws {
+        let loaded: Venue
+        do {
+            loaded = try VenueLoader.load(from: venue)
+        } catch {
+            print("error: \(error)")
+            throw ExitCode(78)
+        }
+        let report: ScoreTool.Report
+        do {
+            report = try ScoreTool.run(venue: loaded, truthPath: truth, eventsPath: events, sightingsPath: sightings)
+        } catch {
+            print("error: \(error.localizedDescription)")
+            throw ExitCode(66)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(ScoreTool.table(report))
         }
     }
 }

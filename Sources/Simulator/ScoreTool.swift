@@ -1,0 +1,107 @@
+import BeaconModel
+import Foundation
+
+/// `beacon-sim score`: the hub's event lines against the ground truth, beside the strongest-gateway baseline.
+public enum ScoreTool {
+    /// The scores, and lines that could not be read (reported, skipped).
+    public struct Report: Sendable, Codable {
+        public var hub: ZoneScore
+        public var baseline: ZoneScore?
+        public var perTag: [String: ZoneScore]
+        public var baselinePerTag: [String: ZoneScore]?
+        public var skippedLines: [String]
+    }
+
+    public static func run(venue: Venue, truthPath: String, eventsPath: String, sightingsPath: String?) throws -> Report
+    {
+        var skipped: [String] = []
+        var truth: [TruthInterval] = []
+        try LineFileReader.forEachLine(truthPath) { line, number in
+            do {
+                truth.append(try JSONDecoder().decode(TruthInterval.self, from: Data(line.utf8)))
+            } catch {
+                skipped.append("\(truthPath):\(number): \(ContractCoding.describe(error))")
+            }
+        }
+        var reported: [TagID: ZoneTimeline] = [:]
+        try LineFileReader.forEachLine(eventsPath) { line, number in
+            do {
+                let event = try ContractCoding.decodeLine(ZoneEvent.self, from: line)
+                if let tag = event.tag { reported[tag, default: ZoneTimeline()].apply(event) }
+            } catch {
+                skipped.append("\(eventsPath):\(number): \(error)")
+            }
+        }
+        let hub = Scorer.score(truth: truth, reported: reported)
+        var report = Report(
+            hub: hub.overall, baseline: nil,
+            perTag: Dictionary(uniqueKeysWithValues: hub.perTag.map { ($0.key.rawValue, $0.value) }),
+            baselinePerTag: nil, skippedLines: skipped)
+        if let sightingsPath {
+            var baseline = StrongestGatewayBaseline(venue: venue)
+            var last = -Double.infinity
+            try LineFileReader.forEachLine(sightingsPath) { line, number in
+                do {
+                    let sighting = try ContractCoding.decodeLine(SightingLine.self, from: line)
+                    // Once a second of sighting time, let silent tags time out.
+                    if sighting.t - last >= 1 {
+                        baseline.expire(at: sighting.t)
+                        last = sighting.t
+                    }
+                    baseline.process(sighting)
+                } catch {
+                    report.skippedLines.append("\(sightingsPath):\(number): \(error)")
+                }
+            }
+            if let end = truth.map(\.exit).max() { baseline.expire(at: end) }
+            // Beacon ids to tag ids, as the venue names them.
+            var rng = SeededGenerator(seed: 0)
+            let names = Dictionary(
+                SimulatedTag.expand(venue, using: &rng).map { ($0.beacon, $0.id) }, uniquingKeysWith: { a, _ in a })
+            var timelines: [TagID: ZoneTimeline] = [:]
+            for (beacon, timeline) in baseline.timelines {
+                if let tag = names[beacon] { timelines[tag] = timeline }
+            }
+            let scored = Scorer.score(truth: truth, reported: timelines)
+            report.baseline = scored.overall
+            report.baselinePerTag = Dictionary(uniqueKeysWithValues: scored.perTag.map { ($0.key.rawValue, $0.value) })
+        }
+        return report
+    }
+
+    /// The report as a table: overall, then per tag, hub beside baseline.
+    public static func table(_ report: Report) -> String {
+        func cells(_ score: ZoneScore?) -> String {
+            guard let score else { return "" }
+            let latency = [score.latencyMedian, score.latencyP90].map { $0.map { String(format: "%.1f", $0) } ?? "-" }
+            return String(
+                format: "%6.1f %%  %5@ / %-5@ s  %6.2f  %4d  %5.1f %%", score.accuracy * 100, latency[0] as NSString,
+                latency[1] as NSString, score.falseTransitionsPerTagHour, score.missedTransitions,
+                score.noZoneShare * 100)
+        }
+        var lines = [
+            "accuracy = share of tag-time in the true zone; latency = median / p90 from true crossing to decision;",
+            "false/h = reported changes into a zone the tag was not in, per tag-hour; missed = true crossings never",
+            "reported; no zone = time with no zone reported while the tag was in one.",
+            "",
+            "label".padding(toLength: 21, withPad: " ", startingAt: 0)
+                + "accuracy   latency med/p90   false/h  missed  no zone",
+            "hub".padding(toLength: 21, withPad: " ", startingAt: 0) + cells(report.hub),
+        ]
+        if let baseline = report.baseline {
+            lines.append("baseline (strongest) " + cells(baseline))
+        }
+        lines.append("")
+        for tag in report.perTag.keys.sorted() {
+            lines.append(tag.padding(toLength: 21, withPad: " ", startingAt: 0) + cells(report.perTag[tag]))
+            if let baseline = report.baselinePerTag?[tag] {
+                lines.append("  baseline".padding(toLength: 21, withPad: " ", startingAt: 0) + cells(baseline))
+            }
+        }
+        if !report.skippedLines.isEmpty {
+            lines.append("")
+            lines.append("skipped \(report.skippedLines.count) unreadable lines, first: \(report.skippedLines[0])")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
