@@ -45,7 +45,7 @@ let package = Package(
         .executableTarget(
             name: "beacon-sim",
             dependencies: [
-                "BeaconModel", "BeaconConfig", "Simulator",
+                "BeaconModel", "BeaconConfig", "Simulator", "SimulatorService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -69,6 +69,17 @@ let package = Package(
 
         // The venue simulator: radio model, movement, ground truth, scoring (pure; clock and seed passed in).
         .target(name: "Simulator", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
+
+        // Wiring: the simulator playing its gateways live through the agent's own path (beacon-sim run --mqtt).
+        .target(
+            name: "SimulatorService",
+            dependencies: [
+                "Simulator", "BeaconAgent", "BeaconConfig", "BeaconDecoding", "BeaconModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // Strict YAML configuration loading shared by the three programs.
         .target(

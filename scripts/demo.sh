@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The demo: installs what is missing, builds, starts a local mosquitto on loopback, the hub and three gateway
-# agents, and shows the MQTT contract's traffic. Ctrl-C stops everything cleanly (agents and hub publish
-# "offline", then the broker stops). DEMO_SECONDS=N stops by itself after N seconds (used by the test suite).
+# The demo: installs what is missing, builds, starts a local mosquitto on loopback, the hub, and the simulated
+# museum (config/venues/museum.yaml) whose nine gateways run as real agents publishing into the broker; shows the
+# gateways' and the hub's status. Ctrl-C stops everything cleanly (gateways and hub publish "offline", then the broker
+# stops). DEMO_SECONDS=N stops by itself after N seconds (used by the test suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ bin=$(swift build --show-bin-path)
 
 run=run/demo
 mkdir -p "$run"
-rm -f "$run"/*.log "$run"/*-outbox.db*
+rm -rf "$run"/*.log "$run"/outboxes
 
 port=${BROKER_PORT:-18830}
 while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
@@ -62,31 +63,27 @@ done
 echo "demo: mosquitto listening on 127.0.0.1:$port"
 
 # Process substitution keeps $! the program's own pid, so cleanup signals the program, not its log filter.
-setsid mosquitto_sub -h 127.0.0.1 -p "$port" -v -t 'beacontracker/demo/#' > >(sed -u 's/^/mqtt  /') &
+setsid mosquitto_sub -h 127.0.0.1 -p "$port" -v -t 'beacontracker/museum/gateways/+/status' \
+  -t 'beacontracker/museum/hub/status' > >(sed -u 's/^/mqtt  /') &
 pids+=($!)
 
 cat > "$run/hub.yaml" <<YAML
 hub: hub-1
-site: demo
+site: museum
+venue: $PWD/config/venues/museum.yaml
 mqtt: { host: 127.0.0.1, port: $port }
 YAML
 setsid "$bin/beacon-hub" run --config "$run/hub.yaml" > >(sed -u 's/^/hub   /') 2>&1 &
 pids+=($!)
 
-for gateway in gw-entrance gw-hall gw-shop; do
-  cat > "$run/$gateway.yaml" <<YAML
-gateway: $gateway
-site: demo
-mqtt: { host: 127.0.0.1, port: $port }
-heartbeatSeconds: 10
-outbox: { path: $PWD/$run/$gateway-outbox.db }
-YAML
-  setsid "$bin/beacon-agent" run --config "$run/$gateway.yaml" >"$run/$gateway.log" 2>&1 &
-  pids+=($!)
-done
+# The museum's nine gateways, each a real agent (decode → filter → batches → outbox → MQTT) fed by the simulator.
+setsid "$bin/beacon-sim" run config/venues/museum.yaml --mqtt "127.0.0.1:$port" --outbox-dir "$PWD/$run/outboxes" \
+  >"$run/beacon-sim.log" 2>&1 &
+pids+=($!)
 
 printf '%s\n' "${pids[@]}" >"$run/pids"
-echo "demo: hub and 3 gateway agents running; watching beacontracker/demo/# (Ctrl-C to stop)"
+echo "demo: hub and the simulated museum (9 gateways, 24 tags) running; watching status topics (Ctrl-C to stop)"
+echo "demo: sightings: mosquitto_sub -p $port -t 'beacontracker/museum/gateways/+/sightings' -v"
 if [ -n "${DEMO_SECONDS:-}" ]; then
   sleep "$DEMO_SECONDS"
 else

@@ -10,6 +10,8 @@ public enum AdvertisementSource: Sendable {
     /// A btsnoop capture replayed at `speed` × real time (0: as fast as possible). Scan times are re-based to the
     /// wall clock at the start of the replay unless `keepTimes`.
     case capture(path: String, speed: Double, keepTimes: Bool)
+    /// Reports handed in by another component (the simulator plays its gateways through this), until it finishes.
+    case stream(AsyncStream<TimedReport>)
 
     /// Reads a capture file, naming it in the error.
     public static func loadCapture(_ path: String) throws -> BTSnoopCapture {
@@ -56,5 +58,16 @@ public enum AdvertisementSource: Sendable {
             for report in reports ?? [] { await deliver(report, scanTime) }
         }
         return malformed
+    }
+}
+
+/// An advertising report with the time it was scanned (unix seconds).
+public struct TimedReport: Sendable {
+    public var report: AdvertisingReport
+    public var time: Double
+
+    public init(report: AdvertisingReport, time: Double) {
+        self.report = report
+        self.time = time
     }
 }

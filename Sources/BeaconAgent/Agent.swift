@@ -47,6 +47,7 @@ public final class Agent: Service, Sendable {
         case .none: adapterState = Mutex("none")
         case .scanner: adapterState = Mutex("starting")
         case .capture: adapterState = Mutex("replay")
+        case .stream: adapterState = Mutex("simulated")
         }
         if case .scanner = source {
             let settings = configuration.scanner
@@ -90,21 +91,19 @@ public final class Agent: Service, Sendable {
                 }
             }
             group.addTask { [self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(configuration.heartbeatSeconds))
+                // A cancelled sleep ends the loop: one more pass would publish "online" after the final "offline".
+                while (try? await Task.sleep(for: .seconds(configuration.heartbeatSeconds))) != nil {
                     if client.isConnected { await publishStatus(.online) }
                 }
             }
             group.addTask { [self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
+                while (try? await Task.sleep(for: .seconds(1))) != nil {
                     await publisher.resendPass(interval: 1)
                 }
             }
             group.addTask { [self] in
                 let tick = min(0.05, configuration.batch.maxDelaySeconds / 2)
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(Int(tick * 1000)))
+                while (try? await Task.sleep(for: .milliseconds(Int(tick * 1000)))) != nil {
                     await intake.tick(now: Date().timeIntervalSince1970)
                 }
             }
@@ -137,6 +136,12 @@ public final class Agent: Service, Sendable {
     private func runSource() async {
         if case .scanner = source {
             await runScanner()
+            return
+        }
+        if case .stream(let reports) = source {
+            for await timed in reports {
+                await intake.ingest(timed.report, at: timed.time, now: Date().timeIntervalSince1970)
+            }
             return
         }
         guard case .capture(let path, let speed, let keepTimes) = source else { return }
@@ -194,7 +199,7 @@ public final class Agent: Service, Sendable {
         let now = Date().timeIntervalSince1970
         let depth = try? await outbox.depth()
         let dropped = (try? await outbox.droppedTotal()) ?? 0
-        let (reports, counters) = await intake.takeStatistics()
+        let (reports, seconds, counters) = await intake.takeStatistics(now: now)
         var status = GatewayStatus(
             gateway: configuration.gateway, state: state, boot: boot, t: now,
             agentVersion: BeaconTrackerVersion.current, clockSynced: SystemClock.isSynchronized(),
@@ -203,7 +208,7 @@ public final class Agent: Service, Sendable {
             },
             heartbeatSeconds: configuration.heartbeatSeconds, reason: reason)
         status.uptimeSeconds = (now - started).rounded()
-        status.advertsPerSecond = Double(reports) / max(1, configuration.heartbeatSeconds)
+        status.advertsPerSecond = (Double(reports) / max(seconds, 0.001) * 10).rounded() / 10
         status.dropped = [
             "outbox-overflow": dropped, "malformed": counters.malformed, "outside-regions": counters.outsideRegions,
         ]
@@ -213,6 +218,9 @@ public final class Agent: Service, Sendable {
             // Bounded: a status is stale by the next heartbeat, and the final one must not hold up shutdown.
             try await client.publish(
                 payload, to: topics.gatewayStatus(configuration.gateway), retain: true, timeout: .seconds(5))
+        } catch let error as MQTTError where error.code == .cancelled {
+            _ = error
+            // Shutting down: the final status is published separately.
         } catch {
             logger.warning("cannot publish gateway status", metadata: ["error": "\(error)"])
         }

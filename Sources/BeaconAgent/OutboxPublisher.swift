@@ -129,6 +129,8 @@ actor OutboxPublisher {
                 send(batch, now: now)
                 sentNow += 1
             }
+        } catch is CancellationError {
+            // Shutting down.
         } catch {
             logger.error("outbox pass failed", metadata: ["error": "\(error)"])
         }

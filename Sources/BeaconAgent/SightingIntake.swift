@@ -1,5 +1,6 @@
 import BeaconDecoding
 import BeaconModel
+import Foundation
 
 /// The one owner of the agent's per-report state: the decode/filter pipeline and the open batch.
 actor SightingIntake {
@@ -8,6 +9,7 @@ actor SightingIntake {
     private let publisher: OutboxPublisher
     private let clockSynced: @Sendable () -> Bool
     private var reportsSinceStatus = 0
+    private var statisticsTaken = Date().timeIntervalSince1970
 
     init(
         regions: [BeaconRegion], batch: AgentConfiguration.BatchSettings, publisher: OutboxPublisher,
@@ -39,9 +41,12 @@ actor SightingIntake {
         if let batch = batcher.flush() { await publisher.store(batch, clockSynced: clockSynced()) }
     }
 
-    /// Reports since the previous call, and the pipeline's counters.
-    func takeStatistics() -> (reports: Int, counters: SightingPipeline.Counters) {
-        defer { reportsSinceStatus = 0 }
-        return (reportsSinceStatus, pipeline.counters)
+    /// Reports since the previous call, the seconds since then, and the pipeline's counters.
+    func takeStatistics(now: Double) -> (reports: Int, seconds: Double, counters: SightingPipeline.Counters) {
+        defer {
+            reportsSinceStatus = 0
+            statisticsTaken = now
+        }
+        return (reportsSinceStatus, now - statisticsTaken, pipeline.counters)
     }
 }

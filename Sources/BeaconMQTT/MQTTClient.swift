@@ -304,7 +304,11 @@ public final class MQTTClient: @unchecked Sendable {
                 }
             }
             group.addTask {
-                try? await Task.sleep(for: timeout)
+                do {
+                    try await Task.sleep(for: timeout)
+                } catch {
+                    return MQTTError(.cancelled, "publish to \(topic) was cancelled; it may still be delivered")
+                }
                 return MQTTError(.timeout, "no acknowledgement for \(topic) within \(timeout)")
             }
             let first = await group.next() ?? nil

@@ -54,6 +54,14 @@ public struct VenueSimulation: Sendable {
     public mutating func run(
         until end: Double, sighting: (SightingLine) -> Void, truth: (TruthInterval) -> Void
     ) {
+        advance(until: end, sighting: sighting, truth: truth)
+        finish(at: end, truth: truth)
+    }
+
+    /// Advertisements up to (not including) `end`; may be called again with a later `end` (live runs).
+    public mutating func advance(
+        until end: Double, sighting: (SightingLine) -> Void, truth: (TruthInterval) -> Void
+    ) {
         var changes: [ZoneChange] = []
         let jitter = venue.radio.advertisingJitterSeconds
         while true {
@@ -93,7 +101,12 @@ public struct VenueSimulation: Sendable {
             }
             nextAdvertisement[index] = earliest + tag.interval + Double.random(in: 0...jitter, using: &rng)
         }
-        // Walkers move on to `end`; then every open interval closes there.
+        time = max(time, end)
+    }
+
+    /// Moves every walker to `end` and closes every open truth interval there.
+    public mutating func finish(at end: Double, truth: (TruthInterval) -> Void) {
+        var changes: [ZoneChange] = []
         for index in walkers.indices {
             walkers[index].advance(to: end, graph: graph, venue: venue, changes: &changes)
             for change in changes {

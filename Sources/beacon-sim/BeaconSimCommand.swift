@@ -2,7 +2,10 @@ import ArgumentParser
 import BeaconConfig
 import BeaconModel
 import Foundation
+import Logging
+import ServiceLifecycle
 import Simulator
+import SimulatorService
 
 @main
 struct BeaconSimCommand: AsyncParsableCommand {
@@ -16,16 +19,25 @@ struct BeaconSimCommand: AsyncParsableCommand {
 
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Simulate a venue and write sightings.jsonl and truth.jsonl (many times faster than real time).")
+            abstract: "Simulate a venue: into files (--out), or live into a broker as its gateways' agents (--mqtt).")
 
         @Argument(help: "The venue file (config/venues/*.yaml).")
         var venue: String
 
-        @Option(help: "Directory for sightings.jsonl and truth.jsonl.")
-        var out: String
+        @Option(help: "Directory for sightings.jsonl and truth.jsonl (as fast as possible).")
+        var out: String?
 
-        @Option(help: "How long to simulate: 90s, 30m, 1h, 2h30m, or seconds.")
-        var duration = "1h"
+        @Option(help: "HOST:PORT of a broker: play every gateway live, as an agent would.")
+        var mqtt: String?
+
+        @Option(help: "With --mqtt: simulated seconds per real second.")
+        var speed: Double = 1
+
+        @Option(help: "With --mqtt: where the simulated gateways keep their outboxes (default: a temporary directory).")
+        var outboxDir: String?
+
+        @Option(help: "How long to simulate: 90s, 30m, 1h, 2h30m, or seconds (with --mqtt: until stopped if absent).")
+        var duration: String?
 
         @Option(help: "Random seed: the same seed gives the same run.")
         var seed: UInt64 = 1
@@ -36,10 +48,18 @@ struct BeaconSimCommand: AsyncParsableCommand {
         @Flag(help: "Write .jsonl.gz (gzip) instead of .jsonl.")
         var gzip = false
 
-        func run() throws {
-            guard let seconds = Self.parseDuration(duration) else {
+        func validate() throws {
+            guard (out == nil) != (mqtt == nil) else {
+                throw ValidationError("give exactly one of --out DIR or --mqtt HOST:PORT")
+            }
+            if let duration, Self.parseDuration(duration) == nil {
                 throw ValidationError("--duration \(duration): expected e.g. 90s, 30m, 1h, 2h30m, or seconds")
             }
+            guard speed > 0 else { throw ValidationError("--speed must be positive") }
+        }
+
+        func run() async throws {
+            let seconds = duration.flatMap(Self.parseDuration)
             let loaded: Venue
             do {
                 loaded = try VenueLoader.load(from: venue)
@@ -47,14 +67,47 @@ struct BeaconSimCommand: AsyncParsableCommand {
                 print("error: \(error)")
                 throw ExitCode(78)
             }
+            if let mqtt {
+                try await runLive(loaded, broker: mqtt, duration: seconds)
+                return
+            }
+            let out = out ?? "."
+            let duration = self.duration ?? "1h"
             let begin = start ?? Date().timeIntervalSince1970.rounded(.down)
             let summary = try SimulationRun.writeFiles(
-                venue: loaded, seed: seed, start: begin, duration: seconds, directory: out, gzip: gzip)
+                venue: loaded, seed: seed, start: begin, duration: seconds ?? 3600, directory: out, gzip: gzip)
             let rate = Double(summary.sightings) / max(summary.wallSeconds, 1e-9)
             print(
                 "beacon-sim: \(loaded.site): \(summary.tags) tags, \(summary.gateways) gateways, \(duration) simulated"
                     + " in \(String(format: "%.1f", summary.wallSeconds)) s: \(summary.sightings) sightings"
                     + " (\(Int(rate)) sightings/s), \(summary.truthIntervals) truth intervals → \(out)")
+        }
+
+        func runLive(_ venue: Venue, broker: String, duration: Double?) async throws {
+            let parts = broker.split(separator: ":")
+            guard parts.count == 2, let port = Int(parts[1]) else {
+                throw ValidationError("--mqtt \(broker): expected HOST:PORT")
+            }
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = .notice
+                return handler
+            }
+            let logger = Logger(label: "beacontracker.sim")
+            let directory =
+                outboxDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("beacon-sim-\(UUID())").path
+            let services = try buildLiveSimulation(
+                venue: venue, seed: seed, speed: speed, duration: duration, host: String(parts[0]), port: port,
+                outboxDirectory: directory, logger: logger)
+            var configurations = services.dropLast().map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
+            if let driver = services.last {
+                configurations.append(.init(service: driver, successTerminationBehavior: .gracefullyShutdownGroup))
+            }
+            let group = ServiceGroup(
+                configuration: ServiceGroupConfiguration(
+                    services: configurations, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+            if outboxDir == nil { try? FileManager.default.removeItem(atPath: directory) }
         }
 
         static func parseDuration(_ text: String) -> Double? {

@@ -101,6 +101,24 @@ import Testing
         }
     }
 
+    @Test func hubVenueMustBeTheHubsSite() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hubcfg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let store = root.appendingPathComponent("config/venues/store.yaml").path
+        let path = directory.appendingPathComponent("hub.yaml").path
+        try "site: museum\nvenue: \(store)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        do {
+            _ = try HubConfiguration.load(from: path)
+            Issue.record("accepted another site's venue")
+        } catch {
+            #expect(error.key == "venue")
+            #expect(error.message.contains("site store"))
+        }
+    }
+
     /// The example files shipped in config/ must load: they are what operators copy.
     @Test(arguments: ["agent.yaml", "hub.yaml"])
     func shippedExamplesLoad(name: String) throws {
