@@ -75,14 +75,7 @@ public struct VenueSimulation: Sendable {
             guard index >= 0, earliest < end else { break }
             time = earliest
             let tag = tags[index]
-            walkers[index].advance(to: earliest, graph: graph, venue: venue, changes: &changes)
-            for change in changes {
-                truth(
-                    TruthInterval(
-                        tag: change.tag, zone: current[index].zone, enter: current[index].since, exit: change.t))
-                current[index] = (change.to, change.t)
-            }
-            changes.removeAll(keepingCapacity: true)
+            move(index, to: earliest, changes: &changes, truth: truth)
             let walker = walkers[index]
             let dt = earliest - lastAdvertisement[index]
             lastAdvertisement[index] = earliest
@@ -108,18 +101,23 @@ public struct VenueSimulation: Sendable {
     public mutating func finish(at end: Double, truth: (TruthInterval) -> Void) {
         var changes: [ZoneChange] = []
         for index in walkers.indices {
-            walkers[index].advance(to: end, graph: graph, venue: venue, changes: &changes)
-            for change in changes {
-                truth(
-                    TruthInterval(
-                        tag: change.tag, zone: current[index].zone, enter: current[index].since, exit: change.t))
-                current[index] = (change.to, change.t)
-            }
-            changes.removeAll(keepingCapacity: true)
+            move(index, to: end, changes: &changes, truth: truth)
             truth(TruthInterval(tag: tags[index].id, zone: current[index].zone, enter: current[index].since, exit: end))
             current[index].since = end
         }
         time = end
+    }
+
+    /// Moves walker `index` to `t`, closing a truth interval at each zone change on the way.
+    private mutating func move(_ index: Int, to t: Double, changes: inout [ZoneChange], truth: (TruthInterval) -> Void)
+    {
+        walkers[index].advance(to: t, graph: graph, venue: venue, changes: &changes)
+        for change in changes {
+            truth(
+                TruthInterval(tag: change.tag, zone: current[index].zone, enter: current[index].since, exit: change.t))
+            current[index] = (change.to, change.t)
+        }
+        changes.removeAll(keepingCapacity: true)
     }
 
     /// How much of the carrier's body lies between a chest-worn tag and the gateway: 0 facing it, 1 back to it.
