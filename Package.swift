@@ -67,8 +67,11 @@ let package = Package(
         // Pure decoding: AD structures, beacon frames, HCI advertising reports, btsnoop captures.
         .target(name: "BeaconDecoding", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
 
+        // The zone engine: RSSI filters, HMM zone inference, calibration profiles (pure; clock passed in).
+        .target(name: "ZoneInference", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
+
         // The venue simulator: radio model, movement, ground truth, scoring (pure; clock and seed passed in).
-        .target(name: "Simulator", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
+        .target(name: "Simulator", dependencies: ["BeaconModel", "ZoneInference"], swiftSettings: swiftSettings),
 
         // Wiring: the simulator playing its gateways live through the agent's own path (beacon-sim run --mqtt).
         .target(
@@ -136,7 +139,7 @@ let package = Package(
         .target(
             name: "BeaconHub",
             dependencies: [
-                "BeaconModel", "BeaconConfig", "BeaconMQTT",
+                "BeaconModel", "BeaconConfig", "BeaconMQTT", "ZoneInference",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -167,7 +170,7 @@ let package = Package(
             name: "BeaconDecodingTests", dependencies: ["BeaconDecoding", "BeaconAgent"], swiftSettings: swiftSettings),
         .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "SimulatorTests", dependencies: ["Simulator", "BeaconModel", "BeaconConfig"],
+            name: "SimulatorTests", dependencies: ["Simulator", "BeaconModel", "BeaconConfig", "ZoneInference"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",

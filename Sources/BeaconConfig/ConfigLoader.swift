@@ -109,3 +109,12 @@ private struct StrictRoot<T: Decodable>: Decodable {
         value = try T(from: StrictDecoder(base: decoder))
     }
 }
+
+extension ConfigLoader {
+    /// YAML text for a value (calibration files), keys sorted so that equal values give equal files.
+    public static func yaml(_ value: some Encodable) throws -> String {
+        let encoder = YAMLEncoder()
+        encoder.options.sortKeys = true
+        return try encoder.encode(value)
+    }
+}

@@ -1,6 +1,7 @@
 import BeaconConfig
 import BeaconModel
 import Foundation
+import ZoneInference
 
 /// hub.yaml: the central hub's settings (docs/configuration.md).
 public struct HubConfiguration: Decodable, Sendable, Hashable {
@@ -10,9 +11,18 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
     public var mqtt: MQTTSettings
     /// The venue file (docs/venue.md): zones, doors and gateways. The hub ignores its simulator-only sections.
     public var venue: String?
+    /// Zone inference settings (docs/configuration.md, "inference").
+    public var inference: InferenceSettings
+    /// A calibration file from `beacon-hub calibrate`; relative to hub.yaml's folder.
+    public var calibration: String?
+    /// Beacons the venue names, beside the venue file's own `tags:`.
+    public var tags: [HubTagSettings]
+    /// Groups of tags and their notify settings; beacons in a region that no one named are tracked under their
+    /// beacon id.
+    public var regions: [HubRegionSettings]
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case hub, site, mqtt, venue
+        case hub, site, mqtt, venue, inference, calibration, tags, regions
     }
 
     public init(from decoder: any Decoder) throws {
@@ -21,15 +31,31 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         site = try container.decode(SiteID.self, forKey: .site)
         mqtt = try container.decodeIfPresent(MQTTSettings.self, forKey: .mqtt) ?? MQTTSettings()
         venue = try container.decodeIfPresent(String.self, forKey: .venue)
+        inference = try container.decodeIfPresent(InferenceSettings.self, forKey: .inference) ?? InferenceSettings()
+        calibration = try container.decodeIfPresent(String.self, forKey: .calibration)
+        tags = try container.decodeIfPresent([HubTagSettings].self, forKey: .tags) ?? []
+        regions = try container.decodeIfPresent([HubRegionSettings].self, forKey: .regions) ?? []
     }
 
     /// Reads and checks hub.yaml, and the venue file it names (a relative path is taken from hub.yaml's folder).
     public static func load(from path: String) throws(ConfigError) -> HubConfiguration {
         var configuration = try ConfigLoader.load(HubConfiguration.self, from: path)
+        func resolve(_ file: String) -> String {
+            file.hasPrefix("/")
+                ? file : URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(file).path
+        }
+        if let calibration = configuration.calibration {
+            let resolved = resolve(calibration)
+            let loaded = try ConfigLoader.load(Calibration.self, from: resolved)
+            guard loaded.site == configuration.site else {
+                throw ConfigError(
+                    .invalidValue, file: path, key: "calibration",
+                    "\(resolved) calibrates site \(loaded.site), but this hub serves site \(configuration.site)")
+            }
+            configuration.calibration = resolved
+        }
         if let venue = configuration.venue {
-            let resolved =
-                venue.hasPrefix("/")
-                ? venue : URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(venue).path
+            let resolved = resolve(venue)
             let loaded = try VenueLoader.load(from: resolved)
             guard loaded.site == configuration.site else {
                 throw ConfigError(

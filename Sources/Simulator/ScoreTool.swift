@@ -1,5 +1,6 @@
 import BeaconModel
 import Foundation
+import ZoneInference
 
 /// `beacon-sim score`: the hub's event lines against the ground truth, beside the strongest-gateway baseline.
 public enum ScoreTool {
@@ -38,30 +39,28 @@ public enum ScoreTool {
             perTag: Dictionary(uniqueKeysWithValues: hub.perTag.map { ($0.key.rawValue, $0.value) }),
             baselinePerTag: nil, skippedLines: skipped)
         if let sightingsPath {
-            var baseline = StrongestGatewayBaseline(venue: venue)
-            var last = -Double.infinity
+            // The baseline is the engine's `strongest` method with the baseline's settings.
+            let names = venue.namedTags.map { (beacon: $0.beacon, tag: $0.id) }
+            var baseline = ZoneEngine(
+                venue: venue, settings: .strongestBaseline, directory: TagDirectory(named: names, regions: []))
+            var events: [ZoneEvent] = []
+            var timelines: [TagID: ZoneTimeline] = [:]
+            func drain() {
+                for event in events { if let tag = event.tag { timelines[tag, default: ZoneTimeline()].apply(event) } }
+                events.removeAll(keepingCapacity: true)
+            }
             try LineFileReader.forEachLine(sightingsPath) { line, number in
                 do {
                     let sighting = try ContractCoding.decodeLine(SightingLine.self, from: line)
-                    // Once a second of sighting time, let silent tags time out.
-                    if sighting.t - last >= 1 {
-                        baseline.expire(at: sighting.t)
-                        last = sighting.t
-                    }
-                    baseline.process(sighting)
+                    baseline.advance(to: sighting.t, events: &events)
+                    baseline.ingest(sighting)
+                    drain()
                 } catch {
                     report.skippedLines.append("\(sightingsPath):\(number): \(error)")
                 }
             }
-            if let end = truth.map(\.exit).max() { baseline.expire(at: end) }
-            // Beacon ids to tag ids, as the venue names them.
-            var rng = SeededGenerator(seed: 0)
-            let names = Dictionary(
-                SimulatedTag.expand(venue, using: &rng).map { ($0.beacon, $0.id) }, uniquingKeysWith: { a, _ in a })
-            var timelines: [TagID: ZoneTimeline] = [:]
-            for (beacon, timeline) in baseline.timelines {
-                if let tag = names[beacon] { timelines[tag] = timeline }
-            }
+            if let end = truth.map(\.exit).max() { baseline.advance(to: end, events: &events) }
+            drain()
             let scored = Scorer.score(truth: truth, reported: timelines)
             report.baseline = scored.overall
             report.baselinePerTag = Dictionary(uniqueKeysWithValues: scored.perTag.map { ($0.key.rawValue, $0.value) })

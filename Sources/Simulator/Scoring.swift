@@ -20,7 +20,11 @@ public struct ZoneTimeline: Sendable, Hashable {
     }
 
     /// Records that from `t` on the zone is `zone` (a repeat of the current zone is not a change).
+    /// An exit and an enter decided at the same instant are one change.
     public mutating func set(_ zone: ZoneID?, at t: Double) {
+        if let last = steps.last, last.t == t {
+            steps.removeLast()
+        }
         if let last = steps.last, last.zone == zone { return }
         steps.append((t, zone))
     }

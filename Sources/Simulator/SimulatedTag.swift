@@ -13,47 +13,21 @@ public struct SimulatedTag: Sendable, Hashable {
     public var carrier: Venue.Tag.Carrier
     public var start: ZoneID
 
-    /// Expands the venue's tag entries: `count: 3` of `visitor` gives `visitor-001` … `visitor-003`, with the last
-    /// part of the beacon id (iBeacon minor, AltBeacon id3, Eddystone instance) counting up.
+    /// Expands the venue's tag entries (`Venue.Tag.expanded`), drawing each tag's true power around its txPower.
     public static func expand(_ venue: Venue, using rng: inout SeededGenerator) -> [SimulatedTag] {
         var tags: [SimulatedTag] = []
         for entry in venue.tags {
-            let kind: AdvertisementKind =
-                entry.beacon.hasPrefix("altbeacon:")
-                ? .altBeacon
-                : entry.beacon.hasPrefix("eddystone-uid:") ? .eddystoneUID : .iBeacon
-            for index in 0..<entry.count {
-                let id = entry.count == 1 ? entry.id : TagID(rawValue: "\(entry.id)-\(pad(index + 1))") ?? entry.id
+            for named in entry.expanded {
                 let p0 =
                     Double(entry.txPower ?? -59)
-                    + Double.random(
-                        in: -venue.radio.p0Spread...venue.radio.p0Spread, using: &rng)
+                    + Double.random(in: -venue.radio.p0Spread...venue.radio.p0Spread, using: &rng)
                 tags.append(
                     SimulatedTag(
-                        id: id, beacon: numbered(entry.beacon, kind: kind, offset: index), kind: kind, p0: p0,
-                        txPower: entry.txPower ?? -59, interval: entry.interval, carrier: entry.carrier,
-                        start: entry.start ?? venue.zones[0].id))
+                        id: named.id, beacon: named.beacon, kind: named.kind, p0: p0, txPower: entry.txPower ?? -59,
+                        interval: entry.interval, carrier: entry.carrier, start: entry.start ?? venue.zones[0].id))
             }
         }
         return tags
-    }
-
-    private static func pad(_ number: Int) -> String {
-        let text = String(number)
-        return String(repeating: "0", count: max(0, 3 - text.count)) + text
-    }
-
-    private static func numbered(_ beacon: String, kind: AdvertisementKind, offset: Int) -> String {
-        guard offset > 0 else { return beacon }
-        var parts = beacon.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard let last = parts.last else { return beacon }
-        if kind == .eddystoneUID, let value = UInt64(last, radix: 16) {
-            let hex = String((value + UInt64(offset)) & 0xFFFF_FFFF_FFFF, radix: 16)
-            parts[parts.count - 1] = String(repeating: "0", count: max(0, 12 - hex.count)) + hex
-        } else if let value = Int(last) {
-            parts[parts.count - 1] = String((value + offset) % 65536)
-        }
-        return parts.joined(separator: ":")
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconConfig
 import BeaconHub
 import BeaconModel
+import Foundation
 import Logging
 import ServiceLifecycle
 
@@ -10,8 +11,9 @@ struct BeaconHubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacon-hub",
         abstract: "BeaconTracker hub: fuses sightings from every gateway into zones, events and history.",
+        discussion: "Configuration: docs/configuration.md. Zone inference: docs/inference.md.",
         version: BeaconTrackerVersion.current,
-        subcommands: [Run.self],
+        subcommands: [Run.self, Replay.self, Calibrate.self],
         defaultSubcommand: Run.self
     )
 
@@ -44,6 +46,85 @@ struct BeaconHubCommand: AsyncParsableCommand {
                 services: [hub], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
                 logger: logger)
             try await group.run()
+        }
+    }
+
+    struct Replay: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the zone engine offline on recorded sightings and write its event lines.",
+            discussion: """
+                INPUT holds sighting lines or sighting batch payloads as published (.jsonl or .jsonl.gz). The clock \
+                is the sightings' scan time: the same input and configuration give the same events.
+                """)
+
+        @Option(help: "Path of hub.yaml (its venue, tags, regions, inference and calibration are used).")
+        var config: String
+
+        @Argument(help: "Recorded sightings (.jsonl or .jsonl.gz).")
+        var input: String
+
+        @Option(help: "Where to write the event lines.")
+        var events: String
+
+        func run() throws {
+            let configuration: HubConfiguration
+            do {
+                configuration = try HubConfiguration.load(from: config)
+                _ = try configuration.makeEngine()
+            } catch {
+                print("error: \(error)")
+                throw ExitCode(78)
+            }
+            let terminal = isatty(STDERR_FILENO) == 1
+            let summary: ReplayTool.Summary
+            do {
+                summary = try ReplayTool.run(configuration: configuration, inputPath: input, eventsPath: events) {
+                    share, t in
+                    guard terminal else { return }
+                    FileHandle.standardError.write(Data(ReplayTool.progressLine(share: share, t: t).utf8))
+                }
+            } catch {
+                print("error: \(error.localizedDescription)")
+                throw ExitCode(66)
+            }
+            if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+            print(ReplayTool.report(summary))
+        }
+    }
+
+    struct Calibrate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Compute gateway offsets and zone profiles from a calibration walk.",
+            discussion: """
+                INPUT is a recording (sighting lines or batch payloads) of a person standing with one tag in each \
+                zone for about 30 s; --plan names the tag and when it stood where (docs/inference.md, "Calibration").
+                """)
+
+        @Option(help: "Path of hub.yaml.")
+        var config: String
+
+        @Argument(help: "The recorded walk (.jsonl or .jsonl.gz).")
+        var input: String
+
+        @Option(help: "The plan file: the calibration tag's beacon and its stops (zone, from, to).")
+        var plan: String
+
+        @Option(help: "Where to write the calibration file (YAML).")
+        var out: String
+
+        func run() throws {
+            do {
+                let configuration = try HubConfiguration.load(from: config)
+                let result = try CalibrateTool.run(
+                    configuration: configuration, inputPath: input, planPath: plan, outputPath: out)
+                print(result.report)
+            } catch let error as ConfigError {
+                print("error: \(error)")
+                throw ExitCode(78)
+            } catch {
+                print("error: \(error)")
+                throw ExitCode(65)
+            }
         }
     }
 }

@@ -14,7 +14,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
         abstract: "BeaconTracker venue simulator: gateways, zones and walking tags with ground truth.",
         discussion: "Venue files: docs/venue.md. Output formats: docs/simulator.md.",
         version: BeaconTrackerVersion.current,
-        subcommands: [Run.self, Score.self]
+        subcommands: [Run.self, CalibrationWalkCommand.self, Score.self]
     )
 
     struct Run: AsyncParsableCommand {
@@ -176,5 +176,45 @@ struct Score: ParsableCommand {
         } else {
             print(ScoreTool.table(report))
         }
+    }
+}
+
+struct CalibrationWalkCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calibration-walk",
+        abstract:
+            "Simulate a calibration walk: one tag standing ~30 s in each zone; writes sightings.jsonl + plan.yaml.",
+        discussion: "Use the seed of the run it should calibrate: the radio (gains, shadowing) is the same.")
+
+    @Argument(help: "The venue file (config/venues/*.yaml).")
+    var venue: String
+
+    @Option(help: "Directory for sightings.jsonl and plan.yaml.")
+    var out: String
+
+    @Option(help: "Random seed: the radio of `beacon-sim run` with the same seed.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Unix time the walk starts at (default: now, rounded to the second).")
+    var start: Double?
+
+    @Option(help: "Seconds standing in each zone.")
+    var dwell: Double = 30
+
+    @Flag(help: "Walk slowly round the middle of each zone instead of standing at one spot.")
+    var stroll = false
+
+    func run() throws {
+        let loaded: Venue
+        do {
+            loaded = try VenueLoader.load(from: venue)
+        } catch {
+            print("error: \(error)")
+            throw ExitCode(78)
+        }
+        let summary = try CalibrationWalk.writeFiles(
+            venue: loaded, seed: seed, start: start ?? Date().timeIntervalSince1970.rounded(.down), dwell: dwell,
+            strolling: stroll, directory: out)
+        print("beacon-sim: calibration walk of \(summary.stops) zones, \(summary.sightings) sightings → \(out)")
     }
 }

@@ -9,7 +9,7 @@ public final class LineFileWriter {
     public private(set) var lines = 0
 
     /// Creates (truncates) `path`; with `gzip`, `path` should end in `.gz`.
-    public init(path: String, gzip: Bool) throws {
+    public init(path: String, gzip: Bool = false) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
             throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
         }

@@ -1,0 +1,94 @@
+import BeaconModel
+import Foundation
+
+/// `beacon-sim calibration-walk`: a person standing with one tag in each zone in turn, turning slowly once around
+/// (as docs/inference.md asks of a real calibration), in the same radio realisation as `beacon-sim run` with the same
+/// seed — same gateway gains, same shadowing — so that a calibration computed from it applies to that run.
+public enum CalibrationWalk {
+    /// The calibration tag: not one of any venue's tags.
+    public static let beacon = "ibeacon:c0ffee00-ca11-4b1e-9a7e-5e7c0ffee000:65535:65535"
+    public static let txPower = -59
+    public static let interval = 0.5
+
+    /// What the walk produced.
+    public struct Summary: Sendable {
+        public var sightings: Int
+        public var stops: Int
+    }
+
+    /// Writes `sightings.jsonl` and `plan.yaml` (the plan `beacon-hub calibrate --plan` reads) into `directory`.
+    public static func writeFiles(
+        venue: Venue, seed: UInt64, start: Double, dwell: Double, strolling: Bool = false, directory: String
+    ) throws -> Summary {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let writer = try LineFileWriter(path: "\(directory)/sightings.jsonl")
+        var plan = [
+            "# Calibration plan written by beacon-sim calibration-walk (docs/inference.md, \"Calibration\").",
+            "beacon: \"\(beacon)\"", "stops:",
+        ]
+        // The radio is the first stream split off the seed, exactly as in VenueSimulation.
+        var rng = SeededGenerator(seed: seed)
+        var radioStream = rng.split()
+        let radio = RadioModel(venue: venue, using: &radioStream)
+        var walk = SeededGenerator(seed: seed ^ 0xCA11_B4A7)
+        var t = start
+        for zone in venue.zones {
+            let standing = standingSpot(in: zone.shape, using: &walk)
+            var fading = venue.gateways.map { _ in
+                FadingProcess(sigma: venue.radio.fadingSigma, tau: venue.radio.fadingTauSeconds, using: &walk)
+            }
+            let from = t
+            while t < from + dwell {
+                // One slow turn over the stop.
+                let heading = 2 * Double.pi * (t - from) / dwell
+                let spot = strolling ? strollPoint(in: zone.shape, turn: (t - from) / dwell) : standing
+                for (index, gateway) in venue.gateways.enumerated() {
+                    let faded = fading[index].advance(by: interval, using: &walk)
+                    let angle = atan2(gateway.position.y - spot.y, gateway.position.x - spot.x) - heading
+                    guard
+                        let mean = radio.meanRSSI(
+                            tagP0: Double(txPower), at: spot, gateway: gateway.id, bodyFactor: max(0, -cos(angle))),
+                        let rssi = radio.receive(mean: mean, fading: faded, using: &walk)
+                    else { continue }
+                    writer.write(
+                        SimulationRun.line(
+                            for: SightingLine(
+                                t: t, gateway: gateway.id, beacon: beacon, rssi: rssi, txPower: txPower,
+                                kind: .iBeacon)))
+                }
+                t += interval
+            }
+            plan.append("  - { zone: \(zone.id), from: \(from), to: \(t) }")
+            // Walking to the next zone: not part of the plan.
+            t += 15
+        }
+        try writer.close()
+        try (plan.joined(separator: "\n") + "\n").write(
+            toFile: "\(directory)/plan.yaml", atomically: true, encoding: .utf8)
+        return Summary(sightings: writer.lines, stops: venue.zones.count)
+    }
+
+    /// With `strolling`, the person walks once slowly round an ellipse over the zone's middle half instead of
+    /// standing: the profile then stands for the zone, not for one spot.
+    static func strollPoint(in shape: Polygon, turn: Double) -> Point {
+        let xs = shape.vertices.map(\.x)
+        let ys = shape.vertices.map(\.y)
+        let centre = shape.centroid
+        let rx = ((xs.max() ?? 0) - (xs.min() ?? 0)) / 4
+        let ry = ((ys.max() ?? 0) - (ys.min() ?? 0)) / 4
+        let point = Point(centre.x + rx * cos(2 * Double.pi * turn), centre.y + ry * sin(2 * Double.pi * turn))
+        return shape.contains(point) ? point : centre
+    }
+
+    /// Somewhere in the middle third of the zone, as a person told "stand in the middle" would.
+    static func standingSpot(in shape: Polygon, using rng: inout SeededGenerator) -> Point {
+        let centre = shape.centroid
+        for _ in 0..<50 {
+            let vertex = shape.vertices[Int.random(in: 0..<shape.vertices.count, using: &rng)]
+            let share = Double.random(in: 0...0.33, using: &rng)
+            let point = Point(centre.x + (vertex.x - centre.x) * share, centre.y + (vertex.y - centre.y) * share)
+            if shape.contains(point) { return point }
+        }
+        return centre
+    }
+}

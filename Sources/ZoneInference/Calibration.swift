@@ -1,0 +1,45 @@
+import BeaconModel
+
+/// A calibration file (`beacon-hub calibrate --out`): what a tag standing in each zone really showed each gateway.
+/// hub.yaml's `inference.calibration` points at it; the engine then uses these profiles in place of the geometric
+/// model, and the gateway offsets wherever a zone has no profile.
+public struct Calibration: Sendable, Hashable, Codable {
+    /// What one gateway showed while the tag stood in one zone.
+    public struct Profile: Sendable, Hashable, Codable {
+        /// Mean RSSI over the seconds it heard the tag, dBm (for a tag of `referencePower` at 1 m).
+        public var mean: Double
+        /// Standard deviation of those readings, dB.
+        public var sd: Double
+        /// Share of the standing time's seconds in which it heard the tag at least once (0…1).
+        public var heard: Double
+        public var samples: Int
+
+        public init(mean: Double, sd: Double, heard: Double, samples: Int) {
+            self.mean = mean
+            self.sd = sd
+            self.heard = heard
+            self.samples = samples
+        }
+    }
+
+    public var site: SiteID
+    /// When it was computed, unix seconds.
+    public var created: Double
+    /// The calibration tag's measured power at 1 m, dBm: profiles are rescaled for tags advertising another.
+    public var referencePower: Double
+    /// Per gateway: how much louder (+) or quieter (−) it reads than the geometric model predicts, dB.
+    public var gatewayOffsets: [String: Double]
+    /// Per zone, per gateway.
+    public var zones: [String: [String: Profile]]
+
+    public init(
+        site: SiteID, created: Double, referencePower: Double, gatewayOffsets: [String: Double],
+        zones: [String: [String: Profile]]
+    ) {
+        self.site = site
+        self.created = created
+        self.referencePower = referencePower
+        self.gatewayOffsets = gatewayOffsets
+        self.zones = zones
+    }
+}

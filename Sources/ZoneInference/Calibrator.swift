@@ -1,0 +1,109 @@
+import BeaconModel
+
+/// Turns a calibration walk — one tag standing in each zone for about 30 s — into a `Calibration`: per zone and
+/// gateway the level, spread and how often it was heard; per gateway its offset from the geometric model.
+public struct Calibrator: Sendable {
+    /// One stop of the plan: the tag stood in `zone` from `from` to `to` (unix seconds).
+    public struct Stop: Sendable, Hashable, Codable {
+        public var zone: ZoneID
+        public var from: Double
+        public var to: Double
+
+        public init(zone: ZoneID, from: Double, to: Double) {
+            self.zone = zone
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// Seconds dropped at each end of a stop: the person is still settling or already leaving.
+    public static let settle = 2.0
+
+    let model: VenueModel
+    let beacon: String
+    let stops: [Stop]
+    /// Per stop, per gateway: readings and the whole seconds in which there was one.
+    var readings: [[Int: [Double]]]
+    var seconds: [[Int: Set<Int>]]
+    var txPower: Double?
+    public private(set) var used = 0
+
+    /// `model` must be uncalibrated: offsets are measured against its geometry.
+    public init(model: VenueModel, beacon: String, stops: [Stop]) {
+        self.model = model
+        self.beacon = beacon.lowercased()
+        self.stops = stops.sorted { $0.from < $1.from }
+        readings = stops.map { _ in [:] }
+        seconds = stops.map { _ in [:] }
+    }
+
+    /// Takes one sighting; sightings of other beacons or outside every stop are ignored.
+    public mutating func add(_ sighting: SightingLine) {
+        guard sighting.beacon == beacon, let gateway = model.gatewayIndex[sighting.gateway],
+            let stop = stops.firstIndex(where: {
+                sighting.t >= $0.from + Self.settle && sighting.t < $0.to - Self.settle
+            })
+        else { return }
+        if let power = sighting.txPower { txPower = Double(power) }
+        readings[stop][gateway, default: []].append(Double(sighting.rssi))
+        seconds[stop][gateway, default: []].insert(Int((sighting.t - stops[stop].from).rounded(.down)))
+        used += 1
+    }
+
+    /// The calibration, and one line per finding a person should look at.
+    public func result(site: SiteID, created: Double) -> (calibration: Calibration, warnings: [String]) {
+        let reference = txPower ?? model.referencePower
+        var zones: [String: [String: Calibration.Profile]] = [:]
+        var residuals: [Int: [(value: Double, weight: Double)]] = [:]
+        var warnings: [String] = []
+        for (index, stop) in stops.enumerated() {
+            guard let zone = model.zones.firstIndex(of: stop.zone) else {
+                warnings.append("stop \(index + 1): zone \(stop.zone) is not in the venue; skipped")
+                continue
+            }
+            let duration = max(stop.to - stop.from - 2 * Self.settle, 1)
+            var profiles: [String: Calibration.Profile] = [:]
+            for (gateway, values) in readings[index] {
+                let mean = values.reduce(0, +) / Double(values.count)
+                let variance = values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(values.count - 1, 1))
+                let heard = min(Double(seconds[index][gateway]?.count ?? 0) / duration.rounded(.up), 1)
+                profiles[model.gateways[gateway].rawValue] = Calibration.Profile(
+                    mean: (mean * 10).rounded() / 10, sd: (variance.squareRoot() * 10).rounded() / 10,
+                    heard: (heard * 100).rounded() / 100, samples: values.count)
+                // The gateway's own zone, or any zone where it hears well, says how loud it reads.
+                if heard >= 0.5 && (model.gatewayZone[gateway] == zone || mean >= reference - 25) {
+                    let expected = Double(model.mean[zone * model.gateways.count + gateway])
+                    residuals[gateway, default: []].append(
+                        (mean - expected, model.gatewayZone[gateway] == zone ? 4 : 1))
+                }
+            }
+            if profiles.isEmpty {
+                warnings.append(
+                    "zone \(stop.zone): no sightings of the tag during its stop — check the plan's times and beacon")
+            } else if let strongest = profiles.max(by: { $0.value.mean < $1.value.mean }),
+                let gateway = model.gatewayIndex[GatewayID(unchecked: strongest.key)],
+                let served = model.gatewayZone[gateway], served != zone,
+                model.gatewayZone.contains(zone)
+            {
+                warnings.append(
+                    "zone \(stop.zone): loudest gateway was \(strongest.key) of zone \(model.zones[served]) — "
+                        + "check the plan, or move that zone's gateway")
+            }
+            zones[stop.zone.rawValue] = profiles
+        }
+        var offsets: [String: Double] = [:]
+        for (gateway, values) in residuals {
+            let weight = values.map(\.weight).reduce(0, +)
+            let offset = values.map { $0.value * $0.weight }.reduce(0, +) / weight
+            offsets[model.gateways[gateway].rawValue] = (offset * 10).rounded() / 10
+        }
+        for gateway in model.gateways where !readings.contains(where: { $0[model.gatewayIndex[gateway]!] != nil }) {
+            warnings.append("gateway \(gateway) heard nothing of the tag during the walk — is it running?")
+        }
+        return (
+            Calibration(
+                site: site, created: created, referencePower: reference, gatewayOffsets: offsets, zones: zones),
+            warnings
+        )
+    }
+}

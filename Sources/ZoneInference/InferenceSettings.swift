@@ -1,0 +1,115 @@
+/// hub.yaml's `inference:` section: every threshold of the zone engine, with defaults reasoned in
+/// docs/configuration.md ("inference"). Times are seconds of sighting time, never sample counts, because tags
+/// advertise anywhere from 10 Hz to once every 30 s.
+public struct InferenceSettings: Sendable, Hashable, Decodable {
+    /// How a tag's zone is chosen.
+    public enum Method: String, Sendable, Hashable, Decodable, CaseIterable {
+        /// Probabilistic: an HMM forward filter over zones and "no zone", with hysteresis.
+        case hmm
+        /// The baseline people run today: the zone of the strongest gateway, after it has led for `confirmSeconds`.
+        case strongest
+    }
+
+    public var method = Method.hmm
+    /// Time constant of the per-(tag, gateway) RSSI smoothing.
+    public var smoothingSeconds = 1.5
+    /// A gateway that has not heard a tag for this long (or 3 advertising intervals, if longer) stops counting.
+    public var staleSeconds = 5.0
+    /// A new zone must stay the most likely, with at least `enterProbability`, for this long before it is reported.
+    public var confirmSeconds = 1.0
+    /// Posterior probability a new zone needs before its confirmation time starts.
+    public var enterProbability = 0.7
+    /// A tag heard by no gateway for this long (or 4 advertising intervals, if longer) exits its zone.
+    public var absenceSeconds = 12.0
+    /// Expected rate of leaving a zone through a door, per second (the HMM's transition prior).
+    public var moveRatePerSecond = 0.1
+    /// How much one second of evidence counts (emission tempering: smoothed RSSI is strongly autocorrelated).
+    public var emissionWeight = 0.3
+    /// Uncalibrated model: path-loss exponent n of P0 − 10·n·log10(d).
+    public var pathLossExponent = 2.0
+    /// Uncalibrated model: loss per zone boundary between a tag and a gateway (rooms have walls), dB.
+    public var boundaryLossDB = 6.0
+    /// Uncalibrated model error, dB (added to the spread of levels across a zone).
+    public var modelSigmaDB = 5.0
+    /// Measured power at 1 m assumed for tags that do not advertise one, dBm.
+    public var referencePower = -59.0
+    /// Gateways hear nothing below this, dBm.
+    public var sensitivity = -95.0
+    /// Spread of a tag's unknown power offset (orientation, body, battery), dB: estimated per update.
+    public var tagOffsetSigmaDB = 2.0
+    /// A shortfall this large at one gateway costs nothing: the carrier's body may be in the way, dB.
+    public var bodyLossDB = 3.0
+    /// Most one gateway's residual may cost, in nats (z²/2): a reflection or a deep fade cannot veto a zone alone.
+    public var residualCap = 8.0
+    /// With a calibration: how much a zone's measured level counts against the model's, 0…1. A profile is taken
+    /// at one spot; the model averages the whole zone.
+    public var calibrationWeight = 0.5
+    /// Default dwell before a `stayed` event, for tags of no region (AMap's Stayed: 10 minutes).
+    public var stayedSeconds = 600.0
+    /// Sightings older than the newest by more than this are kept for storage but not applied.
+    public var reorderWindowSeconds = 10.0
+    /// Fastest plausible walk between zones, m/s: faster moves between non-adjacent zones are `suspect`.
+    public var maxWalkingSpeed = 2.5
+    /// A tag heard within `strongMarginDB` of its 1 m power by two gateways at least `cloneDistanceMetres` apart,
+    /// in zones without a door between them, is `suspect` (a cloned or spoofed beacon).
+    public var strongMarginDB = 10.0
+    public var cloneDistanceMetres = 15.0
+    /// How often the engine updates its beliefs, seconds of sighting time.
+    public var tickSeconds = 0.5
+
+    public init() {}
+
+    /// The strongest-gateway baseline as `beacon-sim score` runs it (roughly ESPresense with mqtt_room): plain EMA
+    /// of τ 2 s, a 5 s lead to switch, 30 s of silence to leave, gateways stale after 10 s.
+    public static var strongestBaseline: InferenceSettings {
+        var settings = InferenceSettings()
+        settings.method = .strongest
+        settings.smoothingSeconds = 2
+        settings.confirmSeconds = 5
+        settings.absenceSeconds = 30
+        settings.staleSeconds = 10
+        return settings
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case method, smoothingSeconds, staleSeconds, confirmSeconds, enterProbability, absenceSeconds
+        case moveRatePerSecond, emissionWeight, pathLossExponent, boundaryLossDB, modelSigmaDB, referencePower
+        case sensitivity, tagOffsetSigmaDB, stayedSeconds, reorderWindowSeconds, maxWalkingSpeed, strongMarginDB
+        case cloneDistanceMetres, tickSeconds, bodyLossDB, residualCap, calibrationWeight
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func value(_ key: CodingKeys, _ current: Double, _ range: ClosedRange<Double>) throws -> Double {
+            guard let found = try container.decodeIfPresent(Double.self, forKey: key) else { return current }
+            guard range.contains(found) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "expected \(range.lowerBound)...\(range.upperBound)")
+            }
+            return found
+        }
+        method = try container.decodeIfPresent(Method.self, forKey: .method) ?? method
+        smoothingSeconds = try value(.smoothingSeconds, smoothingSeconds, 0.1...120)
+        staleSeconds = try value(.staleSeconds, staleSeconds, 0.5...600)
+        confirmSeconds = try value(.confirmSeconds, confirmSeconds, 0...600)
+        enterProbability = try value(.enterProbability, enterProbability, 0.34...0.999)
+        absenceSeconds = try value(.absenceSeconds, absenceSeconds, 1...3600)
+        moveRatePerSecond = try value(.moveRatePerSecond, moveRatePerSecond, 0.0001...10)
+        emissionWeight = try value(.emissionWeight, emissionWeight, 0.01...10)
+        pathLossExponent = try value(.pathLossExponent, pathLossExponent, 1...6)
+        boundaryLossDB = try value(.boundaryLossDB, boundaryLossDB, 0...40)
+        modelSigmaDB = try value(.modelSigmaDB, modelSigmaDB, 0.5...30)
+        referencePower = try value(.referencePower, referencePower, -100...0)
+        sensitivity = try value(.sensitivity, sensitivity, -120 ... -40)
+        tagOffsetSigmaDB = try value(.tagOffsetSigmaDB, tagOffsetSigmaDB, 0.1...30)
+        stayedSeconds = try value(.stayedSeconds, stayedSeconds, 1...86_400)
+        reorderWindowSeconds = try value(.reorderWindowSeconds, reorderWindowSeconds, 0...3600)
+        maxWalkingSpeed = try value(.maxWalkingSpeed, maxWalkingSpeed, 0.1...50)
+        strongMarginDB = try value(.strongMarginDB, strongMarginDB, 0...60)
+        cloneDistanceMetres = try value(.cloneDistanceMetres, cloneDistanceMetres, 1...10_000)
+        tickSeconds = try value(.tickSeconds, tickSeconds, 0.05...10)
+        bodyLossDB = try value(.bodyLossDB, bodyLossDB, 0...30)
+        residualCap = try value(.residualCap, residualCap, 0.5...100)
+        calibrationWeight = try value(.calibrationWeight, calibrationWeight, 0...1)
+    }
+}

@@ -1,0 +1,43 @@
+import BeaconModel
+
+/// Everything the engine holds for one tracked tag. Owned by `ZoneEngine`; never shared.
+struct TagTrack: Sendable {
+    let tag: TagID
+    let beacon: String
+    let region: Int?
+    /// One filter per gateway that has heard the tag (a handful; searched linearly).
+    var readings: [RSSIFilter] = []
+    /// Posterior over the states (zones, then "no zone"); empty for the strongest-gateway method.
+    var posterior: [Float]
+    /// The reported state: a zone index, or the model's `noZone`.
+    var state: Int
+    var since: Double
+    var confidence: Double = 0
+    var everHeard = false
+    var lastHeard = -Double.infinity
+    /// Advertised measured power at 1 m, when the tag sends one.
+    var txPower: Double?
+    /// Estimated advertising interval, seconds (0 until two advertisements were seen).
+    var interval = 0.0
+    var lastAdvertisement = -Double.infinity
+    var lastStep = -Double.infinity
+    var dirty = false
+    /// The state leading (other than the reported one) and since when.
+    var candidate = -1
+    var candidateSince = 0.0
+    /// Last time the reported zone had at least even odds.
+    var lastConfident = -Double.infinity
+    var stayedReported = false
+    /// No switch before this (a suspect move is being held back, or a clone is heard).
+    var holdUntil = -Double.infinity
+    var nextSuspectReport = -Double.infinity
+
+    init(tag: TagID, beacon: String, region: Int?, stateCount: Int, noZone: Int, posterior: Bool) {
+        self.tag = tag
+        self.beacon = beacon
+        self.region = region
+        self.posterior = posterior ? [Float](repeating: 1 / Float(stateCount), count: stateCount) : []
+        state = noZone
+        since = 0
+    }
+}

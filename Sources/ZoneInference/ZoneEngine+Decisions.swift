@@ -1,0 +1,263 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension ZoneEngine {
+    /// One update at time `t`: every tag heard since the last tick is stepped, then due deadlines are handled.
+    mutating func tick(at t: Double, events: inout [ZoneEvent]) {
+        let pending = dirty
+        dirty.removeAll(keepingCapacity: true)
+        for index in pending {
+            tracks[index].dirty = false
+            step(index, at: t, events: &events)
+        }
+        if t >= nextDeadline { sweep(at: t, events: &events) }
+    }
+
+    /// Absence exits and stayed events that fall due at `t`; recomputes the next deadline.
+    mutating func sweep(at t: Double, events: inout [ZoneEvent]) {
+        var next = Double.infinity
+        for index in tracks.indices where tracks[index].state != model.noZone {
+            let track = tracks[index]
+            let absence = absenceFor(track)
+            if t - track.lastHeard >= absence {
+                let seconds = Int(absence.rounded())
+                move(
+                    index, to: model.noZone, at: t, confidence: 1, reason: "not heard by any gateway for \(seconds) s",
+                    events: &events)
+                if !tracks[index].posterior.isEmpty {
+                    tracks[index].posterior = [Float](
+                        repeating: 1 / Float(model.zones.count + 1), count: model.zones.count + 1)
+                }
+                tracks[index].candidate = -1
+                continue
+            }
+            next = min(next, track.lastHeard + absence)
+            if !track.stayedReported, let stayed = stayedFor(track) {
+                if t - track.since >= stayed {
+                    tracks[index].stayedReported = true
+                    emit(
+                        .stayed, index, zone: model.zones[track.state], previous: nil, at: t,
+                        confidence: track.confidence, reason: "in \(model.zones[track.state]) for \(Int(stayed)) s",
+                        dwell: t - track.since, events: &events)
+                } else {
+                    next = min(next, track.since + stayed)
+                }
+            }
+        }
+        nextDeadline = next
+    }
+
+    /// Updates one tag's belief from its fresh readings and decides whether its zone changes.
+    mutating func step(_ index: Int, at t: Double, events: inout [ZoneEvent]) {
+        let stale = staleFor(tracks[index])
+        let dt = min(max(t - tracks[index].lastStep, settings.tickSeconds), 5)
+        tracks[index].lastStep = t
+        let adjust = (tracks[index].txPower ?? model.referencePower) - model.referencePower
+        heard.removeAll(keepingCapacity: true)
+        for reading in tracks[index].readings where t - reading.lastSeen <= stale {
+            heard.append((Int(reading.gateway), Double(reading.level) - adjust))
+        }
+        guard !heard.isEmpty else { return }
+        checkClone(index, at: t, adjust: adjust, events: &events)
+        let leader: Int
+        let probability: Double
+        switch settings.method {
+        case .strongest:
+            let best = heard.filter { model.gatewayZone[$0.gateway] != nil }.max { $0.level < $1.level }
+            leader = best.flatMap { model.gatewayZone[$0.gateway] } ?? tracks[index].state
+            probability = 1
+            // As the baseline: the first zone is taken at once.
+            if tracks[index].state == model.noZone && leader != model.noZone {
+                tracks[index].candidateSince = t - settings.confirmSeconds
+                tracks[index].candidate = leader
+            }
+        case .hmm:
+            updatePosterior(index, dt: dt)
+            let posterior = tracks[index].posterior
+            var best = 0
+            for state in posterior.indices where posterior[state] > posterior[best] { best = state }
+            leader = best
+            probability = Double(posterior[best])
+            tracks[index].confidence = Double(posterior[tracks[index].state])
+            if posterior[tracks[index].state] >= 0.5 { tracks[index].lastConfident = t }
+        }
+        decide(index, leader: leader, probability: probability, at: t, events: &events)
+    }
+
+    /// The HMM forward step: predict through the doors, weigh by the emission likelihoods.
+    mutating func updatePosterior(_ index: Int, dt: Double) {
+        let gatewayCount = model.gateways.count
+        let offsetVariance = settings.tagOffsetSigmaDB * settings.tagOffsetSigmaDB
+        var best = -Double.infinity
+        for state in 0...model.noZone {
+            let base = state * gatewayCount
+            // The tag's power offset that best explains the levels in this state (MAP, Gaussian prior).
+            var numerator = 0.0
+            var denominator = 1 / offsetVariance
+            for reading in heard {
+                let sd = Double(model.sigma[base + reading.gateway])
+                let weight = 1 / (sd * sd)
+                numerator += (reading.level - Double(model.mean[base + reading.gateway])) * weight
+                denominator += weight
+            }
+            let bound = 3 * settings.tagOffsetSigmaDB
+            let offset = min(max(numerator / denominator, -bound), bound)
+            var value = -offset * offset / (2 * offsetVariance)
+            for reading in heard {
+                heardMask[reading.gateway] = true
+                var residual = reading.level - Double(model.mean[base + reading.gateway]) - offset
+                // A body between tag and gateway only ever takes signal away: forgive that much of a shortfall.
+                if residual < 0 { residual = min(residual + settings.bodyLossDB, 0) }
+                let z = residual / Double(model.sigma[base + reading.gateway])
+                value -= min(z * z / 2, settings.residualCap)
+            }
+            for gateway in model.audible[state] where !heardMask[Int(gateway)] {
+                value += Double(model.missPenalty[base + Int(gateway)])
+            }
+            for reading in heard { heardMask[reading.gateway] = false }
+            logLikelihood[state] = value
+            best = max(best, value)
+        }
+        let stay = exp(-settings.moveRatePerSecond * dt)
+        // A little mass reaches every zone (never "no zone", which only borders the entrances), so that a wrong
+        // belief recovers even where the doors say it cannot.
+        let floor = 0.0005 * dt / Double(model.noZone)
+        var predicted = [Float](repeating: 0, count: model.noZone + 1)
+        let posterior = tracks[index].posterior
+        for state in posterior.indices {
+            let mass = Double(posterior[state])
+            let neighbours = model.neighbours[state]
+            if neighbours.isEmpty {
+                predicted[state] += Float(mass)
+                continue
+            }
+            predicted[state] += Float(mass * stay)
+            let share = Float(mass * (1 - stay) / Double(neighbours.count))
+            for neighbour in neighbours { predicted[neighbour] += share }
+        }
+        let weight = settings.emissionWeight * dt
+        var total: Float = 0
+        for state in predicted.indices {
+            let prior = predicted[state] + (state == model.noZone ? 0 : Float(floor))
+            let value = prior * Float(exp(weight * (logLikelihood[state] - best)))
+            predicted[state] = value
+            total += value
+        }
+        for state in predicted.indices { predicted[state] = max(predicted[state] / total, 1e-7) }
+        tracks[index].posterior = predicted
+    }
+
+    /// Hysteresis: a leader other than the reported state must hold `enterProbability` for `confirmSeconds`.
+    mutating func decide(_ index: Int, leader: Int, probability: Double, at t: Double, events: inout [ZoneEvent]) {
+        let track = tracks[index]
+        // "No zone" is reached through an entrance, or by silence (absence), never straight from inside.
+        let leavesThroughWall = leader == model.noZone && !model.adjacent(track.state, leader)
+        guard leader != track.state, probability >= settings.enterProbability, !leavesThroughWall else {
+            tracks[index].candidate = -1
+            return
+        }
+        if track.candidate != leader {
+            tracks[index].candidate = leader
+            tracks[index].candidateSince = t
+        }
+        guard t - tracks[index].candidateSince >= settings.confirmSeconds, t >= track.holdUntil else { return }
+        // A jump between zones without a door between them, faster than anyone walks, is not a move.
+        if track.state != model.noZone && leader != model.noZone && !model.adjacent(track.state, leader) {
+            let needed = model.walkDistance[track.state][leader] / settings.maxWalkingSpeed
+            let elapsed = t - track.lastConfident
+            if elapsed < needed {
+                tracks[index].holdUntil = track.lastConfident + needed
+                tracks[index].candidate = -1
+                if t >= track.nextSuspectReport {
+                    tracks[index].nextSuspectReport = t + 60
+                    let metres = Int(model.walkDistance[track.state][leader].rounded())
+                    emit(
+                        .suspect, index, zone: model.zones[leader], previous: model.zones[track.state], at: t,
+                        confidence: probability,
+                        reason: "moved \(metres) m from \(model.zones[track.state]) in \(Int(elapsed.rounded())) s:"
+                            + " faster than walking (cloned or spoofed beacon?); not counted as a move",
+                        dwell: nil, events: &events)
+                }
+                return
+            }
+        }
+        let reason =
+            leader == model.noZone
+            ? "no zone is likely any more (p=\(rounded(probability)))"
+            : "most likely zone for \(rounded(t - tracks[index].candidateSince)) s (p=\(rounded(probability)))"
+        move(index, to: leader, at: t, confidence: probability, reason: reason, events: &events)
+    }
+
+    /// Reports a change of state: exit from the old zone, enter into the new one, as the region's flags allow.
+    mutating func move(
+        _ index: Int, to state: Int, at t: Double, confidence: Double, reason: String, events: inout [ZoneEvent]
+    ) {
+        let track = tracks[index]
+        let previous = track.state == model.noZone ? nil : model.zones[track.state]
+        let next = state == model.noZone ? nil : model.zones[state]
+        let region = track.region.map { directory.regions[$0] }
+        if let previous, region?.notifyOnExit ?? true {
+            emit(
+                .exit, index, zone: previous, previous: nil, at: t, confidence: confidence, reason: reason,
+                dwell: t - track.since, events: &events)
+        }
+        if let next, region?.notifyOnEntry ?? true {
+            emit(
+                .enter, index, zone: next, previous: previous, at: t, confidence: confidence, reason: reason,
+                dwell: nil, events: &events)
+        }
+        tracks[index].state = state
+        tracks[index].since = t
+        tracks[index].confidence = confidence
+        tracks[index].candidate = -1
+        tracks[index].stayedReported = false
+        tracks[index].lastConfident = t
+        if state != model.noZone {
+            var deadline = track.lastHeard + absenceFor(track)
+            if let stayed = stayedFor(track) { deadline = min(deadline, t + stayed) }
+            nextDeadline = min(nextDeadline, deadline)
+        }
+    }
+
+    /// A tag heard strongly by two far-apart gateways at once is two transmitters: report it, and hold its zone.
+    mutating func checkClone(_ index: Int, at t: Double, adjust: Double, events: inout [ZoneEvent]) {
+        let strong = model.referencePower - settings.strongMarginDB
+        let loud = heard.filter { $0.level - model.gatewayOffset[$0.gateway] >= strong }
+        guard loud.count >= 2 else { return }
+        let count = model.gateways.count
+        for (i, a) in loud.enumerated() {
+            for b in loud[(i + 1)...] where distantPairs[a.gateway * count + b.gateway] {
+                tracks[index].holdUntil = max(tracks[index].holdUntil, t + staleFor(tracks[index]))
+                guard t >= tracks[index].nextSuspectReport else { return }
+                tracks[index].nextSuspectReport = t + 60
+                let zone = model.gatewayZone[a.gateway].map { model.zones[$0] }
+                emit(
+                    .suspect, index, zone: zone, previous: nil, at: t, confidence: 1,
+                    reason: "heard strongly by \(model.gateways[a.gateway]) and \(model.gateways[b.gateway]) at once,"
+                        + " too far apart for one tag (cloned or spoofed beacon?)", dwell: nil, events: &events)
+                return
+            }
+        }
+    }
+
+    mutating func emit(
+        _ type: ZoneEventType, _ index: Int, zone: ZoneID?, previous: ZoneID?, at t: Double, confidence: Double,
+        reason: String, dwell: Double?, events: inout [ZoneEvent]
+    ) {
+        let region = tracks[index].region.map { directory.regions[$0].id }
+        events.append(
+            ZoneEvent(
+                type: type, tag: tracks[index].tag, zone: zone, previousZone: previous, t: t,
+                confidence: (min(max(confidence, 0), 1) * 1000).rounded() / 1000, reason: reason,
+                dwellSeconds: dwell.map { ($0 * 10).rounded() / 10 }, region: region))
+        counters.events[type.rawValue, default: 0] += 1
+    }
+
+    func rounded(_ value: Double) -> String {
+        let tenths = Int((value * 100).rounded())
+        return "\(tenths / 100).\(tenths % 100 < 10 ? "0" : "")\(tenths % 100)"
+    }
+}

@@ -1,0 +1,254 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The hub's zone engine: sightings in, enter / exit / stayed / suspect events out. Pure and synchronous, with the
+/// clock passed in — the same code runs live and in `beacon-hub replay`, and tests drive it with exact times.
+///
+/// Per (tag, gateway) a robust RSSI filter; per tag an HMM forward filter over the venue's zones and "no zone",
+/// whose transitions follow the doors and whose emissions compare the smoothed levels with each zone's expected
+/// levels (geometry, or a calibration), marginalising the tag's unknown power offset. A zone is reported only once
+/// it has stayed the most likely, with `enterProbability`, for `confirmSeconds`; a tag unheard for `absenceSeconds`
+/// exits. docs/inference.md explains the model and every setting.
+public struct ZoneEngine: Sendable {
+    /// What became of one sighting.
+    public enum Ingest: Sendable, Hashable {
+        case applied
+        /// Older than the newest sighting by more than the reorder window: keep it for storage, but it changes
+        /// nothing already decided.
+        case late
+        /// No configured tag or region names the beacon.
+        case untracked
+        /// The gateway is not in the venue.
+        case unknownGateway
+    }
+
+    /// Counts since the engine started.
+    public struct Counters: Sendable, Hashable, Codable {
+        public var applied = 0
+        public var late = 0
+        public var untracked = 0
+        public var unknownGateway = 0
+        public var events: [String: Int] = [:]
+    }
+
+    public let model: VenueModel
+    public let settings: InferenceSettings
+    public let directory: TagDirectory
+    public internal(set) var counters = Counters()
+    /// The engine's clock: the latest time passed to `advance(to:)`.
+    public private(set) var now = -Double.infinity
+    /// The newest scan time ingested.
+    public private(set) var newest = -Double.infinity
+
+    var tracks: [TagTrack] = []
+    var trackByBeacon: [String: Int] = [:]
+    var trackByTag: [TagID: Int] = [:]
+    var dirty: [Int] = []
+    var lastTick = -Double.infinity
+    /// Earliest absence or stayed deadline among tracked tags.
+    var nextDeadline = Double.infinity
+    /// Gateway pairs far enough apart (and in zones without a door between them) that hearing a tag strongly at
+    /// both at once means two transmitters.
+    let distantPairs: [Bool]
+    // Scratch buffers, reused by every step.
+    var logLikelihood: [Double]
+    var heardMask: [Bool]
+    var heard: [(gateway: Int, level: Double)] = []
+
+    public init(
+        venue: Venue, settings: InferenceSettings, directory: TagDirectory, calibration: Calibration? = nil
+    ) {
+        self.init(
+            model: VenueModel(venue: venue, settings: settings, calibration: calibration), venue: venue,
+            settings: settings, directory: directory)
+    }
+
+    init(model: VenueModel, venue: Venue, settings: InferenceSettings, directory: TagDirectory) {
+        self.model = model
+        self.settings = settings
+        self.directory = directory
+        let count = model.gateways.count
+        var distant = [Bool](repeating: false, count: count * count)
+        for a in 0..<count {
+            for b in 0..<count where a != b {
+                let apart = venue.gateways[a].position.distance(to: venue.gateways[b].position)
+                let zoneA = model.gatewayZone[a]
+                let zoneB = model.gatewayZone[b]
+                let joined = zoneA != nil && zoneB != nil && (zoneA == zoneB || model.adjacent(zoneA!, zoneB!))
+                distant[a * count + b] = apart >= settings.cloneDistanceMetres && !joined
+            }
+        }
+        distantPairs = distant
+        logLikelihood = [Double](repeating: 0, count: model.zones.count + 1)
+        heardMask = [Bool](repeating: false, count: count)
+        // Named tags exist from the start, so a state query can say "unknown" for one never heard.
+        for named in directory.named.sorted(by: { $0.key < $1.key }) { _ = track(for: named.key) }
+    }
+
+    // MARK: Input
+
+    /// Applies one sighting. Call `advance(to:)` with the sighting's time first so that decisions due before it are
+    /// taken on what was known then.
+    @discardableResult
+    public mutating func ingest(_ sighting: SightingLine) -> Ingest {
+        guard let gateway = model.gatewayIndex[sighting.gateway] else {
+            counters.unknownGateway += 1
+            return .unknownGateway
+        }
+        if sighting.t < newest - settings.reorderWindowSeconds {
+            counters.late += 1
+            return .late
+        }
+        guard let index = track(for: sighting.beacon) else {
+            counters.untracked += 1
+            return .untracked
+        }
+        newest = max(newest, sighting.t)
+        counters.applied += 1
+        let resetAfter = staleFor(tracks[index]) * 2
+        let robust = settings.method == .hmm
+        tracks[index].withReading(gateway: Int32(gateway)) { reading in
+            if var filter = reading {
+                filter.add(
+                    Double(sighting.rssi), at: sighting.t, tau: settings.smoothingSeconds, resetAfter: resetAfter,
+                    robust: robust)
+                reading = filter
+            } else {
+                reading = RSSIFilter(gateway: Int32(gateway), rssi: Double(sighting.rssi), at: sighting.t)
+            }
+        }
+        var track = tracks[index]
+        if let txPower = sighting.txPower { track.txPower = Double(txPower) }
+        let gap = sighting.t - track.lastAdvertisement
+        if gap > 0.05 {
+            if track.lastAdvertisement > -Double.infinity {
+                track.interval = track.interval == 0 ? gap : track.interval + 0.1 * (min(gap, 120) - track.interval)
+            }
+            track.lastAdvertisement = sighting.t
+        }
+        track.lastHeard = max(track.lastHeard, sighting.t)
+        track.everHeard = true
+        if !track.dirty {
+            track.dirty = true
+            dirty.append(index)
+        }
+        tracks[index] = track
+        return .applied
+    }
+
+    /// Moves the clock to `t`, updating every tag heard since the last update and taking the decisions (absence
+    /// exits, stayed) that fall due. Events come out in time order.
+    public mutating func advance(to t: Double, events: inout [ZoneEvent]) {
+        guard t > now else { return }
+        now = t
+        if lastTick == -.infinity { lastTick = t }
+        while lastTick + settings.tickSeconds <= t {
+            lastTick += settings.tickSeconds
+            // Skip quiet stretches in one go: nothing changes until the next sighting or deadline.
+            if dirty.isEmpty && nextDeadline > t {
+                lastTick += ((t - lastTick) / settings.tickSeconds).rounded(.down) * settings.tickSeconds
+                break
+            }
+            tick(at: lastTick, events: &events)
+        }
+    }
+
+    // MARK: Queries
+
+    /// Where a tag is, in CoreLocation's terms for one zone: inside, outside, or unknown (never heard).
+    public func presence(of tag: TagID, in zone: ZoneID) -> PresenceState {
+        guard let index = trackByTag[tag], tracks[index].everHeard else { return .unknown }
+        return model.zones.firstIndex(of: zone) == tracks[index].state ? .inside : .outside
+    }
+
+    /// A region's state for a zone (nil: anywhere in the venue): inside when one of its tags is, unknown when none
+    /// is and some were never heard, outside otherwise.
+    public func presence(ofRegion region: String, in zone: ZoneID?) -> PresenceState {
+        guard let regionIndex = directory.regions.firstIndex(where: { $0.id == region }) else { return .unknown }
+        let target = zone.flatMap { model.zones.firstIndex(of: $0) }
+        if zone != nil && target == nil { return .unknown }
+        var anyUnknown = false
+        var anyMember = false
+        for track in tracks where track.region == regionIndex {
+            anyMember = true
+            if !track.everHeard {
+                anyUnknown = true
+            } else if let target, track.state == target {
+                return .inside
+            } else if target == nil && track.state != model.noZone {
+                return .inside
+            }
+        }
+        return anyUnknown || !anyMember ? .unknown : .outside
+    }
+
+    /// The retained state of a tag (docs/mqtt.md, "Tag state"); nil for a tag the engine has not met.
+    public func tagState(_ tag: TagID) -> TagState? {
+        guard let index = trackByTag[tag] else { return nil }
+        let track = tracks[index]
+        let stale = staleFor(track)
+        let power = track.txPower ?? model.referencePower
+        let readings = track.readings.filter { now - $0.lastSeen <= stale }.map { reading in
+            let level = Double(reading.level)
+            let distance = Ranging.distance(
+                rssi: level - model.gatewayOffset[Int(reading.gateway)], measuredPower: power,
+                pathLossExponent: settings.pathLossExponent)
+            return TagState.GatewayReading(
+                gateway: model.gateways[Int(reading.gateway)], rssi: Int(level.rounded()), distance: distance,
+                proximity: Ranging.proximity(distance: distance), lastSeen: reading.lastSeen)
+        }
+        let inside = track.state != model.noZone
+        return TagState(
+            tag: track.tag, beacon: track.beacon, state: !track.everHeard ? .unknown : inside ? .inside : .outside,
+            zone: inside ? model.zones[track.state] : nil, since: track.since, confidence: track.confidence,
+            lastSeen: track.everHeard ? track.lastHeard : nil, gateways: readings)
+    }
+
+    /// Every tag met so far.
+    public var tags: [TagID] { tracks.map(\.tag) }
+
+    // MARK: Tracks
+
+    mutating func track(for beacon: String) -> Int? {
+        if let index = trackByBeacon[beacon] { return index }
+        guard let entry = directory.entry(for: beacon) else { return nil }
+        let index = tracks.count
+        tracks.append(
+            TagTrack(
+                tag: entry.tag, beacon: beacon, region: entry.region, stateCount: model.zones.count + 1,
+                noZone: model.noZone, posterior: settings.method == .hmm))
+        trackByBeacon[beacon] = index
+        trackByTag[entry.tag] = index
+        return index
+    }
+
+    func staleFor(_ track: TagTrack) -> Double { max(settings.staleSeconds, 3 * track.interval) }
+    func absenceFor(_ track: TagTrack) -> Double { max(settings.absenceSeconds, 4 * track.interval) }
+    func stayedFor(_ track: TagTrack) -> Double? {
+        guard let region = track.region else { return settings.stayedSeconds }
+        return directory.regions[region].stayedSeconds
+    }
+}
+
+/// CoreLocation's region states (requestState / didDetermineState).
+public enum PresenceState: String, Sendable, Hashable, Codable {
+    case inside, outside, unknown
+}
+
+extension TagTrack {
+    /// Finds the gateway's filter (adding one when `body` creates it).
+    mutating func withReading(gateway: Int32, _ body: (inout RSSIFilter?) -> Void) {
+        if let position = readings.firstIndex(where: { $0.gateway == gateway }) {
+            var reading: RSSIFilter? = readings[position]
+            body(&reading)
+            if let reading { readings[position] = reading }
+        } else {
+            var reading: RSSIFilter? = nil
+            body(&reading)
+            if let reading { readings.append(reading) }
+        }
+    }
+}
