@@ -168,6 +168,9 @@ let package = Package(
             name: "BLEScannerTests", dependencies: ["BLEScanner", "BeaconDecoding"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BeaconDecodingTests", dependencies: ["BeaconDecoding", "BeaconAgent"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ZoneInferenceTests", dependencies: ["ZoneInference", "BeaconModel", "BeaconConfig", "Simulator"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "BeaconModel", "BeaconConfig", "ZoneInference"],

@@ -14,7 +14,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     /// Time constant of the per-(tag, gateway) RSSI smoothing.
     public var smoothingSeconds = 1.5
     /// A gateway that has not heard a tag for this long (or 3 advertising intervals, if longer) stops counting.
-    public var staleSeconds = 5.0
+    public var staleSeconds = 3.0
     /// A new zone must stay the most likely, with at least `enterProbability`, for this long before it is reported.
     public var confirmSeconds = 1.0
     /// Posterior probability a new zone needs before its confirmation time starts.
@@ -38,7 +38,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     /// Spread of a tag's unknown power offset (orientation, body, battery), dB: estimated per update.
     public var tagOffsetSigmaDB = 2.0
     /// A shortfall this large at one gateway costs nothing: the carrier's body may be in the way, dB.
-    public var bodyLossDB = 3.0
+    public var bodyLossDB = 6.0
     /// Most one gateway's residual may cost, in nats (z²/2): a reflection or a deep fade cannot veto a zone alone.
     public var residualCap = 8.0
     /// With a calibration: how much a zone's measured level counts against the model's, 0…1. A profile is taken

@@ -3,8 +3,8 @@
 #endif
 
 /// Robust smoothing of one (tag, gateway) link: an exponential average whose weight comes from the real time
-/// between samples (a time constant in seconds, so 10 Hz and 0.1 Hz tags smooth alike in time), with each innovation
-/// clipped to 2.5 running deviations so that a deep fade or a reflection moves the level only a little (Huber).
+/// between samples (a time constant in seconds, so 10 Hz and 0.1 Hz tags smooth alike in time), with each drop
+/// clipped to 2.5 running deviations so that a deep fade or a body in the way moves the level only a little (Huber).
 /// 24 bytes: the engine keeps one per tracked (tag, gateway) pair.
 public struct RSSIFilter: Sendable, Hashable {
     /// Index of the gateway in the engine's venue model.
@@ -40,8 +40,10 @@ public struct RSSIFilter: Sendable, Hashable {
         let alpha = Float(max(1 - exp(-max(dt, 0) / tau), 0.05))
         let innovation = Float(rssi) - level
         if robust {
+            // Fades, bodies and multipath only ever take signal away: drops are clipped, rises are not, so that a
+            // tag walking up to a gateway is seen at once.
             let bound = Self.clip * deviation
-            level += alpha * min(max(innovation, -bound), bound)
+            level += alpha * max(innovation, -bound)
             let change = alpha * (abs(innovation) - deviation)
             deviation = min(max(deviation + change, Self.deviationRange.lowerBound), Self.deviationRange.upperBound)
         } else {

@@ -221,6 +221,9 @@ public struct VenueModel: Sendable {
         return result
     }
 
+    /// The level a tag of the reference power is expected to show `gateway` in `state`, dBm.
+    public func expectedLevel(state: Int, gateway: Int) -> Double { Double(mean[state * gateways.count + gateway]) }
+
     /// True when a door joins the two states.
     public func adjacent(_ a: Int, _ b: Int) -> Bool { neighbours[a].contains(b) }
 }
