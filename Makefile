@@ -13,6 +13,7 @@ bench:
 	$$(swift build -c release --show-bin-path)/beacon-bench mqtt
 	$$(swift build -c release --show-bin-path)/beacon-bench decode
 	$$(swift build -c release --show-bin-path)/beacon-bench agent
+	$$(swift build -c release --show-bin-path)/beacon-bench engine
 
 build:
 	bash scripts/setup.sh

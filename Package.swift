@@ -55,7 +55,7 @@ let package = Package(
         .executableTarget(
             name: "beacon-bench",
             dependencies: [
-                "BeaconMQTT", "BeaconModel", "BeaconDecoding", "BrokerTestSupport",
+                "BeaconMQTT", "BeaconModel", "BeaconDecoding", "BrokerTestSupport", "BeaconConfig", "ZoneInference",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

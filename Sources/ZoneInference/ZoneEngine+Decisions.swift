@@ -125,7 +125,8 @@ extension ZoneEngine {
         // A little mass reaches every zone (never "no zone", which only borders the entrances), so that a wrong
         // belief recovers even where the doors say it cannot.
         let floor = 0.0005 * dt / Double(model.noZone)
-        var predicted = [Float](repeating: 0, count: model.noZone + 1)
+        var predicted = scratchPosterior
+        for state in predicted.indices { predicted[state] = 0 }
         let posterior = tracks[index].posterior
         for state in posterior.indices {
             let mass = Double(posterior[state])
@@ -147,6 +148,8 @@ extension ZoneEngine {
             total += value
         }
         for state in predicted.indices { predicted[state] = max(predicted[state] / total, 1e-7) }
+        // Swap buffers: the tag keeps the new posterior, the old one becomes the next step's scratch.
+        scratchPosterior = tracks[index].posterior
         tracks[index].posterior = predicted
     }
 

@@ -57,6 +57,7 @@ public struct ZoneEngine: Sendable {
     var logLikelihood: [Double]
     var heardMask: [Bool]
     var heard: [(gateway: Int, level: Double)] = []
+    var scratchPosterior: [Float]
 
     public init(
         venue: Venue, settings: InferenceSettings, directory: TagDirectory, calibration: Calibration? = nil
@@ -83,6 +84,7 @@ public struct ZoneEngine: Sendable {
         }
         distantPairs = distant
         logLikelihood = [Double](repeating: 0, count: model.zones.count + 1)
+        scratchPosterior = [Float](repeating: 0, count: model.zones.count + 1)
         heardMask = [Bool](repeating: false, count: count)
         // Named tags exist from the start, so a state query can say "unknown" for one never heard.
         for named in directory.named.sorted(by: { $0.key < $1.key }) { _ = track(for: named.key) }

@@ -120,7 +120,7 @@ import Testing
     }
 
     /// The example files shipped in config/ must load: they are what operators copy.
-    @Test(arguments: ["agent.yaml", "hub.yaml"])
+    @Test(arguments: ["agent.yaml", "hub.yaml", "hub-store.yaml", "hub-museum-harsh.yaml", "hub-flat-kolakowski.yaml"])
     func shippedExamplesLoad(name: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -128,7 +128,8 @@ import Testing
         if name == "agent.yaml" {
             _ = try AgentConfiguration.load(from: path)
         } else {
-            _ = try HubConfiguration.load(from: path)
+            // A hub configuration must also build its zone engine (venue, tags, regions, calibration).
+            _ = try HubConfiguration.load(from: path).makeEngine()
         }
     }
 }
