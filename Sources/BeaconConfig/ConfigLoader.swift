@@ -115,6 +115,21 @@ extension ConfigLoader {
     public static func yaml(_ value: some Encodable) throws -> String {
         let encoder = YAMLEncoder()
         encoder.options.sortKeys = true
-        return try encoder.encode(value)
+        return try plainNumbers(encoder.encode(value))
+    }
+
+    /// Yams writes every real number in exponent form (`-5.95e+1`); people read these files, so a value that ends a
+    /// line is rewritten as plain decimals (`-59.5`), which reads back as the same number.
+    static func plainNumbers(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            guard let space = line.lastIndex(of: " ") else { return String(line) }
+            let token = line[line.index(after: space)...]
+            guard token.contains("e"), !token.contains("\""), let value = Double(token), value.isFinite else {
+                return String(line)
+            }
+            var plain = value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
+            if plain.contains("e") { plain = String(token) }
+            return line[...space] + plain
+        }.joined(separator: "\n")
     }
 }

@@ -56,17 +56,30 @@ public struct Calibrator: Sendable {
         var zones: [String: [String: Calibration.Profile]] = [:]
         var residuals: [Int: [(value: Double, weight: Double)]] = [:]
         var warnings: [String] = []
+        // A zone may have several stops (a long walk that passes through it twice): they count together.
+        var order: [ZoneID] = []
+        var stopsOf: [ZoneID: [Int]] = [:]
         for (index, stop) in stops.enumerated() {
-            guard let zone = model.zones.firstIndex(of: stop.zone) else {
-                warnings.append("stop \(index + 1): zone \(stop.zone) is not in the venue; skipped")
+            if stopsOf[stop.zone] == nil { order.append(stop.zone) }
+            stopsOf[stop.zone, default: []].append(index)
+        }
+        for zoneID in order {
+            let indices = stopsOf[zoneID]!
+            guard let zone = model.zones.firstIndex(of: zoneID) else {
+                warnings.append(
+                    "stop \(indices[0] + 1): zone \(zoneID) is not in the venue; skipped")
                 continue
             }
-            let duration = max(stop.to - stop.from - 2 * Self.settle, 1)
+            let duration = indices.map { max(stops[$0].to - stops[$0].from - 2 * Self.settle, 1).rounded(.up) }
+                .reduce(0, +)
             var profiles: [String: Calibration.Profile] = [:]
-            for (gateway, values) in readings[index] {
+            let gatewaysHeard = Set(indices.flatMap { readings[$0].keys })
+            for gateway in gatewaysHeard {
+                let values = indices.flatMap { readings[$0][gateway] ?? [] }
+                let secondsHeard = indices.map { seconds[$0][gateway]?.count ?? 0 }.reduce(0, +)
                 let mean = values.reduce(0, +) / Double(values.count)
                 let variance = values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(values.count - 1, 1))
-                let heard = min(Double(seconds[index][gateway]?.count ?? 0) / duration.rounded(.up), 1)
+                let heard = min(Double(secondsHeard) / duration, 1)
                 profiles[model.gateways[gateway].rawValue] = Calibration.Profile(
                     mean: (mean * 10).rounded() / 10, sd: (variance.squareRoot() * 10).rounded() / 10,
                     heard: (heard * 100).rounded() / 100, samples: values.count)
@@ -79,23 +92,31 @@ public struct Calibrator: Sendable {
             }
             if profiles.isEmpty {
                 warnings.append(
-                    "zone \(stop.zone): no sightings of the tag during its stop — check the plan's times and beacon")
+                    "zone \(zoneID): no sightings of the tag during its stop — check the plan's times and beacon")
             } else if let strongest = profiles.max(by: { $0.value.mean < $1.value.mean }),
                 let gateway = model.gatewayIndex[GatewayID(unchecked: strongest.key)],
                 let served = model.gatewayZone[gateway], served != zone,
                 model.gatewayZone.contains(zone)
             {
                 warnings.append(
-                    "zone \(stop.zone): loudest gateway was \(strongest.key) of zone \(model.zones[served]) — "
+                    "zone \(zoneID): loudest gateway was \(strongest.key) of zone \(model.zones[served]) — "
                         + "check the plan, or move that zone's gateway")
             }
-            zones[stop.zone.rawValue] = profiles
+            zones[zoneID.rawValue] = profiles
         }
         var offsets: [String: Double] = [:]
         for (gateway, values) in residuals {
             let weight = values.map(\.weight).reduce(0, +)
             let offset = values.map { $0.value * $0.weight }.reduce(0, +) / weight
             offsets[model.gateways[gateway].rawValue] = (offset * 10).rounded() / 10
+        }
+        let sorted = offsets.values.sorted()
+        if txPower == nil, sorted.count >= 3, abs(sorted[sorted.count / 2]) >= 6 {
+            let median = Int(sorted[sorted.count / 2].rounded())
+            warnings.append(
+                "every gateway reads about \(median > 0 ? "+" : "")\(median) dB from the model: the "
+                    + "tag advertises no measured power and is not \(Int(reference)) dBm at 1 m. Fine if all tags are "
+                    + "this model; else walk with a tag that advertises its power")
         }
         for gateway in model.gateways where !readings.contains(where: { $0[model.gatewayIndex[gateway]!] != nil }) {
             warnings.append("gateway \(gateway) heard nothing of the tag during the walk — is it running?")

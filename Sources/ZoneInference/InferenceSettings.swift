@@ -37,6 +37,8 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     public var sensitivity = -95.0
     /// Spread of a tag's unknown power offset (orientation, body, battery), dB: estimated per update.
     public var tagOffsetSigmaDB = 2.0
+    /// The same for a tag that advertises no measured power and has none configured: its power is a guess, dB.
+    public var unknownPowerSigmaDB = 10.0
     /// A shortfall this large at one gateway costs nothing: the carrier's body may be in the way, dB.
     public var bodyLossDB = 6.0
     /// Most one gateway's residual may cost, in nats (z²/2): a reflection or a deep fade cannot veto a zone alone.
@@ -75,7 +77,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         case method, smoothingSeconds, staleSeconds, confirmSeconds, enterProbability, absenceSeconds
         case moveRatePerSecond, emissionWeight, pathLossExponent, boundaryLossDB, modelSigmaDB, referencePower
         case sensitivity, tagOffsetSigmaDB, stayedSeconds, reorderWindowSeconds, maxWalkingSpeed, strongMarginDB
-        case cloneDistanceMetres, tickSeconds, bodyLossDB, residualCap, calibrationWeight
+        case cloneDistanceMetres, tickSeconds, bodyLossDB, residualCap, calibrationWeight, unknownPowerSigmaDB
     }
 
     public init(from decoder: any Decoder) throws {
@@ -102,6 +104,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         referencePower = try value(.referencePower, referencePower, -100...0)
         sensitivity = try value(.sensitivity, sensitivity, -120 ... -40)
         tagOffsetSigmaDB = try value(.tagOffsetSigmaDB, tagOffsetSigmaDB, 0.1...30)
+        unknownPowerSigmaDB = try value(.unknownPowerSigmaDB, unknownPowerSigmaDB, 0.1...30)
         stayedSeconds = try value(.stayedSeconds, stayedSeconds, 1...86_400)
         reorderWindowSeconds = try value(.reorderWindowSeconds, reorderWindowSeconds, 0...3600)
         maxWalkingSpeed = try value(.maxWalkingSpeed, maxWalkingSpeed, 0.1...50)

@@ -78,7 +78,7 @@ public struct VenueModel: Sendable {
                 let spread = (levels.map { ($0 - average) * ($0 - average) }.reduce(0, +) / Double(levels.count))
                     .squareRoot()
                 var level = average
-                var sd = (spread * spread + settings.modelSigmaDB * settings.modelSigmaDB).squareRoot()
+                let sd = (spread * spread + settings.modelSigmaDB * settings.modelSigmaDB).squareRoot()
                 var heardShare: Double? = nil
                 if state < zones.count,
                     let profile = calibration?.zones[zones[state].rawValue]?[gateway.id.rawValue]

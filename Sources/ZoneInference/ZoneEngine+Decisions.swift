@@ -90,7 +90,9 @@ extension ZoneEngine {
     /// The HMM forward step: predict through the doors, weigh by the emission likelihoods.
     mutating func updatePosterior(_ index: Int, dt: Double) {
         let gatewayCount = model.gateways.count
-        let offsetVariance = settings.tagOffsetSigmaDB * settings.tagOffsetSigmaDB
+        // A tag of unknown power may be 10 dB off the reference: only the pattern across gateways can tell.
+        let offsetSigma = tracks[index].txPower == nil ? settings.unknownPowerSigmaDB : settings.tagOffsetSigmaDB
+        let offsetVariance = offsetSigma * offsetSigma
         var best = -Double.infinity
         for state in 0...model.noZone {
             let base = state * gatewayCount
@@ -103,7 +105,7 @@ extension ZoneEngine {
                 numerator += (reading.level - Double(model.mean[base + reading.gateway])) * weight
                 denominator += weight
             }
-            let bound = 3 * settings.tagOffsetSigmaDB
+            let bound = 3 * offsetSigma
             let offset = min(max(numerator / denominator, -bound), bound)
             var value = -offset * offset / (2 * offsetVariance)
             for reading in heard {

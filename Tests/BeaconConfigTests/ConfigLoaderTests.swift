@@ -18,6 +18,21 @@ import Testing
         }
     }
 
+    /// Calibration files are read by people: no exponent forms, and the same numbers read back.
+    @Test func writtenYAMLUsesPlainNumbers() throws {
+        struct Sample: Codable, Equatable {
+            var mean: Double
+            var created: Double
+            var small: Double
+            var name: String
+        }
+        let sample = Sample(mean: -59.5, created: 1_795_386_754, small: 0.25, name: "1e+5")
+        let text = try ConfigLoader.yaml(sample)
+        #expect(text.contains("mean: -59.5") && text.contains("created: 1795386754") && text.contains("small: 0.25"))
+        #expect(!text.contains("e+1") && !text.contains("e+9"))
+        #expect(try ConfigLoader.decode(Sample.self, from: text, file: "sample.yaml") == sample)
+    }
+
     @Test func minimalFileGetsDefaults() throws {
         let config = try load("gateway: gw-1\nsite: demo\n")
         #expect(config.gateway == "gw-1")

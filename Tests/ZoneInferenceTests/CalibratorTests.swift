@@ -60,4 +60,31 @@ import ZoneInference
         #expect(warnings.contains { $0.contains("zone a: no sightings") })
         #expect(warnings.contains { $0.contains("gateway gw-b heard nothing") })
     }
+
+    /// A walk that passes through a zone twice (a long recording turned into stops) gives one profile from both.
+    @Test func stopsInTheSameZoneCountTogether() throws {
+        let model = VenueModel(venue: try TestVenue.venue(), settings: InferenceSettings())
+        let stops: [Calibrator.Stop] = [
+            .init(zone: "a", from: 0, to: 30), .init(zone: "b", from: 40, to: 70), .init(zone: "a", from: 80, to: 110),
+        ]
+        var calibrator = Calibrator(model: model, beacon: TestVenue.beacon, stops: stops)
+        for second in 0..<110 {
+            let zone = second < 35 || second >= 75 ? "a" : "b"
+            // The second visit to a reads 4 dB lower at gw-a: the profile is the mean of both.
+            let dip = second >= 75 ? -4 : 0
+            for (gateway, rssi) in TestVenue.levels(in: zone, second: 0) {
+                calibrator.add(
+                    SightingLine(
+                        t: Double(second), gateway: gateway, beacon: TestVenue.beacon,
+                        rssi: rssi + (gateway == "gw-a" ? dip : 0), txPower: -59))
+            }
+        }
+        let (calibration, _) = calibrator.result(site: "row", created: 0)
+        let profile = try #require(calibration.zones["a"]?["gw-a"])
+        // 26 s of each stop survive the 2 s settling at both ends.
+        #expect(profile.samples == 52)
+        #expect(abs(profile.mean - -72) < 0.01)
+        #expect(profile.heard == 1)
+        #expect(calibration.zones["b"]?["gw-b"]?.samples == 26)
+    }
 }
