@@ -10,26 +10,6 @@ public struct RegionSettings: Decodable, Sendable, Hashable {
         case id, ibeacon, eddystone, altbeacon
     }
 
-    struct IBeacon: Decodable {
-        var uuid: String
-        var major: UInt16?
-        var minor: UInt16?
-        enum CodingKeys: String, CodingKey, CaseIterable { case uuid, major, minor }
-    }
-
-    struct Eddystone: Decodable {
-        var namespace: String
-        var instance: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case namespace, instance }
-    }
-
-    struct AltBeacon: Decodable {
-        var id1: String
-        var id2: UInt16?
-        var id3: UInt16?
-        enum CodingKeys: String, CodingKey, CaseIterable { case id1, id2, id3 }
-    }
-
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let id = try container.decode(String.self, forKey: .id)
@@ -49,7 +29,7 @@ public struct RegionSettings: Decodable, Sendable, Hashable {
         }
         switch present[0] {
         case .ibeacon:
-            let settings = try container.decode(IBeacon.self, forKey: .ibeacon)
+            let settings = try container.decode(RegionKeys.IBeacon.self, forKey: .ibeacon)
             guard settings.minor == nil || settings.major != nil else {
                 throw invalid(.ibeacon, "a minor needs a major, as in CLBeaconRegion")
             }
@@ -59,7 +39,7 @@ public struct RegionSettings: Decodable, Sendable, Hashable {
                     uuid: try hexBytes(settings.uuid, count: 16, key: .ibeacon, what: "a proximity UUID"),
                     major: settings.major, minor: settings.minor))
         case .eddystone:
-            let settings = try container.decode(Eddystone.self, forKey: .eddystone)
+            let settings = try container.decode(RegionKeys.Eddystone.self, forKey: .eddystone)
             region = BeaconRegion(
                 id: id,
                 criteria: .eddystone(
@@ -68,7 +48,7 @@ public struct RegionSettings: Decodable, Sendable, Hashable {
                         try hexBytes($0, count: 6, key: .eddystone, what: "an instance")
                     }))
         default:
-            let settings = try container.decode(AltBeacon.self, forKey: .altbeacon)
+            let settings = try container.decode(RegionKeys.AltBeacon.self, forKey: .altbeacon)
             guard settings.id3 == nil || settings.id2 != nil else {
                 throw invalid(.altbeacon, "an id3 needs an id2")
             }

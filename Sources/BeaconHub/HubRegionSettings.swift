@@ -12,26 +12,6 @@ public struct HubRegionSettings: Decodable, Sendable, Hashable {
         case id, ibeacon, eddystone, altbeacon, notifyOnEntry, notifyOnExit, stayedSeconds
     }
 
-    struct IBeacon: Decodable {
-        var uuid: String
-        var major: UInt16?
-        var minor: UInt16?
-        enum CodingKeys: String, CodingKey, CaseIterable { case uuid, major, minor }
-    }
-
-    struct Eddystone: Decodable {
-        var namespace: String
-        var instance: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case namespace, instance }
-    }
-
-    struct AltBeacon: Decodable {
-        var id1: String
-        var id2: UInt16?
-        var id3: UInt16?
-        enum CodingKeys: String, CodingKey, CaseIterable { case id1, id2, id3 }
-    }
-
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let id = try container.decode(String.self, forKey: .id)
@@ -60,19 +40,19 @@ public struct HubRegionSettings: Decodable, Sendable, Hashable {
         let prefix: String
         switch present[0] {
         case .ibeacon:
-            let settings = try container.decode(IBeacon.self, forKey: .ibeacon)
+            let settings = try container.decode(RegionKeys.IBeacon.self, forKey: .ibeacon)
             prefix =
                 "ibeacon:" + (try uuid(settings.uuid, key: .ibeacon, what: "a proximity UUID"))
                 + (try numbers(
                     settings.major, settings.minor, key: .ibeacon, "a minor needs a major, as in CLBeaconRegion"))
         case .eddystone:
-            let settings = try container.decode(Eddystone.self, forKey: .eddystone)
+            let settings = try container.decode(RegionKeys.Eddystone.self, forKey: .eddystone)
             prefix =
                 "eddystone-uid:" + (try hex(settings.namespace, digits: 20, key: .eddystone, what: "a namespace"))
                 + (try settings.instance.map { ":" + (try hex($0, digits: 12, key: .eddystone, what: "an instance")) }
                     ?? "")
         default:
-            let settings = try container.decode(AltBeacon.self, forKey: .altbeacon)
+            let settings = try container.decode(RegionKeys.AltBeacon.self, forKey: .altbeacon)
             prefix =
                 "altbeacon:" + (try uuid(settings.id1, key: .altbeacon, what: "an id1"))
                 + (try numbers(settings.id2, settings.id3, key: .altbeacon, "an id3 needs an id2"))
