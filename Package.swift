@@ -37,7 +37,7 @@ let package = Package(
         .executableTarget(
             name: "beacon-hub",
             dependencies: [
-                "BeaconHub",
+                "BeaconHub", "ZoneInference",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -22,10 +22,7 @@ public enum CalibrateTool {
         configuration: HubConfiguration, inputPath: String, planPath: String, outputPath: String
     ) throws -> Result {
         let plan = try ConfigLoader.load(Plan.self, from: planPath)
-        guard let venuePath = configuration.venue else {
-            throw ConfigError(.missingKey, file: "hub.yaml", key: "venue", "calibration needs the venue file")
-        }
-        let venue = try VenueLoader.load(from: venuePath)
+        let venue = try configuration.venueFile()
         // Offsets are measured against the uncalibrated geometry.
         let model = VenueModel(venue: venue, settings: configuration.inference)
         var calibrator = Calibrator(model: model, beacon: plan.beacon, stops: plan.stops)

@@ -20,6 +20,9 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
     /// Groups of tags and their notify settings; beacons in a region that no one named are tracked under their
     /// beacon id.
     public var regions: [HubRegionSettings]
+    /// The venue and calibration files as `load(from:)` read and checked them, so that nothing reads them twice.
+    public private(set) var loadedVenue: Venue?
+    public private(set) var loadedCalibration: Calibration?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case hub, site, mqtt, venue, inference, calibration, tags, regions
@@ -53,6 +56,7 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
                     "\(resolved) calibrates site \(loaded.site), but this hub serves site \(configuration.site)")
             }
             configuration.calibration = resolved
+            configuration.loadedCalibration = loaded
         }
         if let venue = configuration.venue {
             let resolved = resolve(venue)
@@ -63,6 +67,7 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
                     "\(resolved) is the venue of site \(loaded.site), but this hub serves site \(configuration.site)")
             }
             configuration.venue = resolved
+            configuration.loadedVenue = loaded
         }
         return configuration
     }

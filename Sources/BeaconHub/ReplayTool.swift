@@ -45,8 +45,7 @@ public enum ReplayTool {
         ) { sighting in
             if first == nil { first = sighting.t }
             last = max(last ?? sighting.t, sighting.t)
-            engine.advance(to: sighting.t, events: &events)
-            engine.ingest(sighting)
+            engine.ingest(sighting, events: &events)
             if events.count > 1000 { try flush() }
         }
         // Decisions due by the last scan time; the recording's end is not the tags' departure.

@@ -28,7 +28,7 @@ public enum ScoreTool {
         try LineFileReader.forEachLine(eventsPath) { line, number in
             do {
                 let event = try ContractCoding.decodeLine(ZoneEvent.self, from: line)
-                if let tag = event.tag { reported[tag, default: ZoneTimeline()].apply(event) }
+                ZoneTimeline.apply(event, to: &reported)
             } catch {
                 skipped.append("\(eventsPath):\(number): \(error)")
             }
@@ -46,14 +46,13 @@ public enum ScoreTool {
             var events: [ZoneEvent] = []
             var timelines: [TagID: ZoneTimeline] = [:]
             func drain() {
-                for event in events { if let tag = event.tag { timelines[tag, default: ZoneTimeline()].apply(event) } }
+                for event in events { ZoneTimeline.apply(event, to: &timelines) }
                 events.removeAll(keepingCapacity: true)
             }
             try LineFileReader.forEachLine(sightingsPath) { line, number in
                 do {
                     let sighting = try ContractCoding.decodeLine(SightingLine.self, from: line)
-                    baseline.advance(to: sighting.t, events: &events)
-                    baseline.ingest(sighting)
+                    baseline.ingest(sighting, events: &events)
                     drain()
                 } catch {
                     report.skippedLines.append("\(sightingsPath):\(number): \(error)")

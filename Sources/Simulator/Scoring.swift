@@ -48,6 +48,11 @@ public struct ZoneTimeline: Sendable, Hashable {
         case .stayed, .suspect, .alert: break
         }
     }
+
+    /// Applies one event line to its tag's timeline (events without a tag change nothing).
+    public static func apply(_ event: ZoneEvent, to timelines: inout [TagID: ZoneTimeline]) {
+        if let tag = event.tag { timelines[tag, default: ZoneTimeline()].apply(event) }
+    }
 }
 
 /// The scorer's numbers for one tag or for all (docs/simulator.md, `score`).
@@ -72,8 +77,17 @@ public enum Scorer {
     /// Evaluation starts this long after each tag's first truth interval (the hub needs a few packets).
     public static let startGrace = 2.0
 
-    /// Scores every tag of `truth`; tags without reports count as never reported. Returns the overall score and one
-    /// per tag.
+    /// Scores every tag of `truth` against the event lines reported for it; tags without reports count as never
+    /// reported. Returns the overall score and one per tag.
+    public static func score(
+        truth: [TruthInterval], events: some Sequence<ZoneEvent>
+    ) -> (overall: ZoneScore, perTag: [TagID: ZoneScore]) {
+        var timelines: [TagID: ZoneTimeline] = [:]
+        for event in events { ZoneTimeline.apply(event, to: &timelines) }
+        return score(truth: truth, reported: timelines)
+    }
+
+    /// Scores every tag of `truth` against its reported timeline.
     public static func score(
         truth: [TruthInterval], reported: [TagID: ZoneTimeline]
     ) -> (overall: ZoneScore, perTag: [TagID: ZoneScore]) {

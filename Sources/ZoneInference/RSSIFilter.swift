@@ -13,7 +13,6 @@ public struct RSSIFilter: Sendable, Hashable {
     public var level: Float
     /// Running mean absolute deviation, dB.
     public var deviation: Float
-    public var samples: UInt32
     /// Scan time of the last sample.
     public var lastSeen: Double
 
@@ -24,7 +23,6 @@ public struct RSSIFilter: Sendable, Hashable {
         self.gateway = gateway
         level = Float(rssi)
         deviation = 4
-        samples = 1
         lastSeen = t
     }
 
@@ -49,7 +47,6 @@ public struct RSSIFilter: Sendable, Hashable {
         } else {
             level += alpha * innovation
         }
-        samples &+= 1
         lastSeen = max(lastSeen, t)
     }
 }

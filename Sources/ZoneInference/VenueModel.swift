@@ -13,10 +13,8 @@ public struct VenueModel: Sendable {
     public let gatewayIndex: [GatewayID: Int]
     /// The zone each gateway serves, if any.
     public let gatewayZone: [Int?]
-    let gatewayPositions: [Point]
     /// Index of the "no zone" state: `zones.count`.
     public var noZone: Int { zones.count }
-    var stateCount: Int { zones.count + 1 }
     /// Per state, the states one door away (the HMM's transitions; "no zone" borders zones with an entrance).
     let neighbours: [[Int]]
     /// Shortest walk between two zones through doors, metres (0 when they share a door).
@@ -39,7 +37,6 @@ public struct VenueModel: Sendable {
         gatewayIndex = Dictionary(uniqueKeysWithValues: gateways.enumerated().map { ($1, $0) })
         let zoneIndex = Dictionary(uniqueKeysWithValues: zones.enumerated().map { ($1, $0) })
         gatewayZone = venue.gateways.map { $0.zone.flatMap { zoneIndex[$0] } }
-        gatewayPositions = venue.gateways.map(\.position)
         let reference = calibration?.referencePower ?? settings.referencePower
         let offsets = venue.gateways.map { calibration?.gatewayOffsets[$0.id.rawValue] ?? 0 }
         referencePower = reference

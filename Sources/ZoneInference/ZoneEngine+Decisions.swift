@@ -61,12 +61,16 @@ extension ZoneEngine {
             heard.append((Int(reading.gateway), Double(reading.level) - adjust))
         }
         guard !heard.isEmpty else { return }
-        checkClone(index, at: t, adjust: adjust, events: &events)
+        checkClone(index, at: t, events: &events)
         let leader: Int
         let probability: Double
         switch settings.method {
         case .strongest:
-            let best = heard.filter { model.gatewayZone[$0.gateway] != nil }.max { $0.level < $1.level }
+            var best: (gateway: Int, level: Double)?
+            for reading in heard
+            where model.gatewayZone[reading.gateway] != nil && reading.level > best?.level ?? -.infinity {
+                best = reading
+            }
             leader = best.flatMap { model.gatewayZone[$0.gateway] } ?? tracks[index].state
             probability = 1
             // As the baseline: the first zone is taken at once.
@@ -228,13 +232,16 @@ extension ZoneEngine {
     }
 
     /// A tag heard strongly by two far-apart gateways at once is two transmitters: report it, and hold its zone.
-    mutating func checkClone(_ index: Int, at t: Double, adjust: Double, events: inout [ZoneEvent]) {
+    /// Runs on every step: no allocation, and pairs only among the gateways that hear the tag loudly.
+    mutating func checkClone(_ index: Int, at t: Double, events: inout [ZoneEvent]) {
         let strong = model.referencePower - settings.strongMarginDB
-        let loud = heard.filter { $0.level - model.gatewayOffset[$0.gateway] >= strong }
-        guard loud.count >= 2 else { return }
+        func loud(_ reading: (gateway: Int, level: Double)) -> Bool {
+            reading.level - model.gatewayOffset[reading.gateway] >= strong
+        }
         let count = model.gateways.count
-        for (i, a) in loud.enumerated() {
-            for b in loud[(i + 1)...] where distantPairs[a.gateway * count + b.gateway] {
+        for i in heard.indices where loud(heard[i]) {
+            let a = heard[i]
+            for b in heard[(i + 1)...] where loud(b) && distantPairs[a.gateway * count + b.gateway] {
                 tracks[index].holdUntil = max(tracks[index].holdUntil, t + staleFor(tracks[index]))
                 guard t >= tracks[index].nextSuspectReport else { return }
                 tracks[index].nextSuspectReport = t + 60
@@ -261,8 +268,9 @@ extension ZoneEngine {
         counters.events[type.rawValue, default: 0] += 1
     }
 
+    /// Two decimals, for reasons (non-negative values: probabilities and seconds).
     func rounded(_ value: Double) -> String {
-        let tenths = Int((value * 100).rounded())
-        return "\(tenths / 100).\(tenths % 100 < 10 ? "0" : "")\(tenths % 100)"
+        let hundredths = Int((value * 100).rounded())
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
     }
 }

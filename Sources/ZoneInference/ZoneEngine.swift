@@ -141,6 +141,13 @@ public struct ZoneEngine: Sendable {
         return .applied
     }
 
+    /// The usual way in: moves the clock to the sighting's time (taking the decisions due before it), then applies it.
+    @discardableResult
+    public mutating func ingest(_ sighting: SightingLine, events: inout [ZoneEvent]) -> Ingest {
+        advance(to: sighting.t, events: &events)
+        return ingest(sighting)
+    }
+
     /// Moves the clock to `t`, updating every tag heard since the last update and taking the decisions (absence
     /// exits, stayed) that fall due. Events come out in time order.
     public mutating func advance(to t: Double, events: inout [ZoneEvent]) {
@@ -192,7 +199,9 @@ public struct ZoneEngine: Sendable {
         guard let index = trackByTag[tag] else { return nil }
         let track = tracks[index]
         let stale = staleFor(track)
-        let power = track.txPower ?? model.referencePower
+        // Without an advertised power a distance needs a calibration (its offsets carry the walk tag's power);
+        // otherwise it is absent, as the contract says, and proximity unknown.
+        let power = track.txPower ?? (model.calibrated ? model.referencePower : nil)
         let readings = track.readings.filter { now - $0.lastSeen <= stale }.map { reading in
             let level = Double(reading.level)
             let distance = Ranging.distance(

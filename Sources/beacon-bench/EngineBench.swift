@@ -28,6 +28,9 @@ struct EngineBench: ParsableCommand {
     @Option(help: "Simulated seconds of advertising at 1 Hz per tag.")
     var seconds = 30
 
+    @Option(help: "Timed rounds per method (alternating; the best counts).")
+    var rounds = 3
+
     func run() throws {
         let side = Int(Double(gateways).squareRoot().rounded(.up))
         let venue = try Self.grid(side: side, count: gateways)
@@ -64,28 +67,39 @@ struct EngineBench: ParsableCommand {
                     Double(afterEmpty - before) / Double(tags)))
             withExtendedLifetime(engine) {}
         }
-        var results: [String: Double] = [:]
-        for method in [InferenceSettings.Method.strongest, .hmm] {
-            var settings = method == .hmm ? InferenceSettings() : .strongestBaseline
-            settings.boundaryLossDB = 6
-            let directory = TagDirectory(named: named, regions: [])
-            var engine = ZoneEngine(venue: venue, settings: settings, directory: directory)
-            var events: [ZoneEvent] = []
-            let began = ContinuousClock.now
-            for sighting in stream {
-                engine.advance(to: sighting.t, events: &events)
-                engine.ingest(sighting)
-                if events.count > 10_000 { events.removeAll(keepingCapacity: true) }
+        // Rounds alternate the methods so that a busy spell on a shared machine hits both; each method's best round
+        // counts (the least disturbed one), and the ratio is taken round by round as well.
+        var best: [InferenceSettings.Method: Double] = [:]
+        var ratios: [Double] = []
+        for round in 1...rounds {
+            var rates: [InferenceSettings.Method: Double] = [:]
+            for method in [InferenceSettings.Method.strongest, .hmm] {
+                var settings = method == .hmm ? InferenceSettings() : .strongestBaseline
+                settings.boundaryLossDB = 6
+                var engine = ZoneEngine(
+                    venue: venue, settings: settings, directory: TagDirectory(named: named, regions: []))
+                var events: [ZoneEvent] = []
+                let began = ContinuousClock.now
+                for sighting in stream {
+                    engine.ingest(sighting, events: &events)
+                    if events.count > 10_000 { events.removeAll(keepingCapacity: true) }
+                }
+                let elapsed = (ContinuousClock.now - began).seconds
+                rates[method] = Double(stream.count) / elapsed
+                best[method] = max(best[method] ?? 0, rates[method]!)
+                print(
+                    String(
+                        format: "  round %d %-9@ %10.0f sightings/s  (%.2f s, %d events)", round,
+                        method.rawValue as NSString, rates[method]!, elapsed,
+                        engine.counters.events.values.reduce(0, +)))
             }
-            let elapsed = (ContinuousClock.now - began).seconds
-            results[method.rawValue] = Double(stream.count) / elapsed
-            print(
-                String(
-                    format: "  %-9@ %10.0f sightings/s  (%.2f s, %d events)", method.rawValue as NSString,
-                    Double(stream.count) / elapsed, elapsed, engine.counters.events.values.reduce(0, +)))
+            ratios.append((rates[.hmm] ?? 0) / (rates[.strongest] ?? 1))
         }
-        print(String(format: "  hmm / strongest: %.2f", (results["hmm"] ?? 0) / (results["strongest"] ?? 1)))
-
+        print(
+            String(
+                format: "  best: hmm %.0f, strongest %.0f sightings/s; hmm / strongest: %.2f (rounds: %@)",
+                best[.hmm] ?? 0, best[.strongest] ?? 0, (best[.hmm] ?? 0) / (best[.strongest] ?? 1),
+                ratios.map { String(format: "%.2f", $0) }.joined(separator: ", ") as NSString))
     }
 
     /// Resident memory from /proc/self/statm (the engine's growth dwarfs what the allocator keeps back).

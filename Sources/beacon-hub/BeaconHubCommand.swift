@@ -5,6 +5,7 @@ import BeaconModel
 import Foundation
 import Logging
 import ServiceLifecycle
+import ZoneInference
 
 @main
 struct BeaconHubCommand: AsyncParsableCommand {
@@ -67,10 +68,9 @@ struct BeaconHubCommand: AsyncParsableCommand {
         var events: String
 
         func run() throws {
-            let configuration: HubConfiguration
+            let engine: ZoneEngine
             do {
-                configuration = try HubConfiguration.load(from: config)
-                _ = try configuration.makeEngine()
+                engine = try HubConfiguration.load(from: config).makeEngine()
             } catch {
                 print("error: \(error)")
                 throw ExitCode(78)
@@ -78,7 +78,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
             let terminal = isatty(STDERR_FILENO) == 1
             let summary: ReplayTool.Summary
             do {
-                summary = try ReplayTool.run(configuration: configuration, inputPath: input, eventsPath: events) {
+                summary = try ReplayTool.run(engine: engine, inputPath: input, eventsPath: events) {
                     share, t in
                     guard terminal else { return }
                     FileHandle.standardError.write(Data(ReplayTool.progressLine(share: share, t: t).utf8))

@@ -89,14 +89,9 @@ import ZoneInference
     static func score(_ engine: ZoneEngine, on recording: Recording) -> ZoneScore {
         var engine = engine
         var events: [ZoneEvent] = []
-        for sighting in recording.sightings {
-            engine.advance(to: sighting.t, events: &events)
-            engine.ingest(sighting)
-        }
+        for sighting in recording.sightings { engine.ingest(sighting, events: &events) }
         engine.advance(to: recording.truth.last!.exit, events: &events)
-        var timeline = ZoneTimeline()
-        for event in events where event.tag == tag { timeline.apply(event) }
-        return Scorer.score(truth: recording.truth, reported: [tag: timeline]).overall
+        return Scorer.score(truth: recording.truth, events: events).overall
     }
 
     @Test func hubBeatsTheBaselineOnTheRobotRun() throws {

@@ -28,19 +28,12 @@ import ZoneInference
         simulation.run(
             until: 1_763_812_800 + 1800,
             sighting: { sighting in
-                hub.advance(to: sighting.t, events: &hubEvents)
-                hub.ingest(sighting)
-                baseline.advance(to: sighting.t, events: &baselineEvents)
-                baseline.ingest(sighting)
+                hub.ingest(sighting, events: &hubEvents)
+                baseline.ingest(sighting, events: &baselineEvents)
             },
             truth: { truth.append($0) })
-        func score(_ events: [ZoneEvent]) -> ZoneScore {
-            var timelines: [TagID: ZoneTimeline] = [:]
-            for event in events { if let tag = event.tag { timelines[tag, default: ZoneTimeline()].apply(event) } }
-            return Scorer.score(truth: truth, reported: timelines).overall
-        }
-        let ours = score(hubEvents)
-        let theirs = score(baselineEvents)
+        let ours = Scorer.score(truth: truth, events: hubEvents).overall
+        let theirs = Scorer.score(truth: truth, events: baselineEvents).overall
         #expect(ours.accuracy > theirs.accuracy + 0.05, "hub \(ours) baseline \(theirs)")
         #expect(ours.falseTransitionsPerTagHour < theirs.falseTransitionsPerTagHour)
         #expect((ours.latencyMedian ?? 99) <= (theirs.latencyMedian ?? 0))

@@ -138,6 +138,23 @@ import ZoneInference
         #expect(state.gateways.first { $0.gateway == "gw-a" }?.proximity == .far)
     }
 
+    /// A tag that advertises no measured power has no distance without a calibration (docs/mqtt.md, tag state).
+    @Test func noDistanceWithoutMeasuredPowerOrCalibration() throws {
+        var engine = try TestVenue.engine()
+        var events: [ZoneEvent] = []
+        for second in 0..<10 {
+            for (gateway, rssi) in TestVenue.levels(in: "a", second: second) {
+                engine.ingest(
+                    SightingLine(t: Double(second), gateway: gateway, beacon: TestVenue.beacon, rssi: rssi),
+                    events: &events)
+            }
+        }
+        let reading = try #require(engine.tagState(TestVenue.tag)?.gateways.first { $0.gateway == "gw-a" })
+        #expect(reading.distance == nil && reading.proximity == .unknown)
+        // The zone is still inferred: only ranging needs the power.
+        #expect(engine.tagState(TestVenue.tag)?.zone == "a")
+    }
+
     @Test func lateSightingsAreCountedButChangeNothing() throws {
         var driver = Driver(engine: try TestVenue.engine())
         driver.stay(in: "a", from: 0, to: 100)
