@@ -31,6 +31,12 @@ struct TagTrack: Sendable {
     /// No switch before this (a suspect move is being held back, or a clone is heard).
     var holdUntil = -Double.infinity
     var nextSuspectReport = -Double.infinity
+    /// In its zone as far as anyone knows, but last heard only by gateways that are now offline.
+    var unknown = false
+    /// Absence is counted from here when later than `lastHeard`: a gateway came back, or the state was restored.
+    var resumeAt = -Double.infinity
+    /// Changed or heard since the last `takeTouched()`.
+    var touched = false
 
     init(tag: TagID, beacon: String, region: Int?, stateCount: Int, noZone: Int, posterior: Bool) {
         self.tag = tag

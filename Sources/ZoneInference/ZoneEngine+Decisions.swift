@@ -22,11 +22,17 @@ extension ZoneEngine {
         for index in tracks.indices where tracks[index].state != model.noZone {
             let track = tracks[index]
             let absence = absenceFor(track)
-            if t - track.lastHeard >= absence {
+            if t - max(track.lastHeard, track.resumeAt) >= absence {
+                // Silence of offline gateways is not absence: the tag is unknown, not gone.
+                if lastHeardOnlyOffline(index) {
+                    if !track.unknown { becomeUnknown(index, at: t, events: &events) }
+                    continue
+                }
                 let seconds = Int(absence.rounded())
                 move(
                     index, to: model.noZone, at: t, confidence: 1, reason: "not heard by any gateway for \(seconds) s",
                     events: &events)
+                tracks[index].unknown = false
                 if !tracks[index].posterior.isEmpty {
                     tracks[index].posterior = [Float](
                         repeating: 1 / Float(model.zones.count + 1), count: model.zones.count + 1)
@@ -34,8 +40,8 @@ extension ZoneEngine {
                 tracks[index].candidate = -1
                 continue
             }
-            next = min(next, track.lastHeard + absence)
-            if !track.stayedReported, let stayed = stayedFor(track) {
+            next = min(next, max(track.lastHeard, track.resumeAt) + absence)
+            if !track.stayedReported, !track.unknown, let stayed = stayedFor(track) {
                 if t - track.since >= stayed {
                     tracks[index].stayedReported = true
                     emit(
@@ -61,6 +67,11 @@ extension ZoneEngine {
             heard.append((Int(reading.gateway), Double(reading.level) - adjust))
         }
         guard !heard.isEmpty else { return }
+        if tracks[index].unknown {
+            // Heard again: back in its zone as far as anyone knows, with no new enter; the filter decides the rest.
+            tracks[index].unknown = false
+            markTouched(index)
+        }
         checkClone(index, at: t, events: &events)
         let leader: Int
         let probability: Double
@@ -120,7 +131,7 @@ extension ZoneEngine {
                 let z = residual / Double(model.sigma[base + reading.gateway])
                 value -= min(z * z / 2, settings.residualCap)
             }
-            for gateway in model.audible[state] where !heardMask[Int(gateway)] {
+            for gateway in model.audible[state] where !heardMask[Int(gateway)] && !gatewayOffline[Int(gateway)] {
                 value += Double(model.missPenalty[base + Int(gateway)])
             }
             for reading in heard { heardMask[reading.gateway] = false }
@@ -224,6 +235,7 @@ extension ZoneEngine {
         tracks[index].candidate = -1
         tracks[index].stayedReported = false
         tracks[index].lastConfident = t
+        markTouched(index)
         if state != model.noZone {
             var deadline = track.lastHeard + absenceFor(track)
             if let stayed = stayedFor(track) { deadline = min(deadline, t + stayed) }

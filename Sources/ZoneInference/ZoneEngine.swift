@@ -47,6 +47,10 @@ public struct ZoneEngine: Sendable {
     var trackByBeacon: [String: Int] = [:]
     var trackByTag: [TagID: Int] = [:]
     var dirty: [Int] = []
+    /// Tracks changed or heard since the last `takeTouched()`.
+    var touched: [Int] = []
+    /// Gateways reported offline (`setGateway(_:online:at:events:)`): their silence is no evidence.
+    var gatewayOffline: [Bool]
     var lastTick = -Double.infinity
     /// Earliest absence or stayed deadline among tracked tags.
     var nextDeadline = Double.infinity
@@ -86,6 +90,7 @@ public struct ZoneEngine: Sendable {
         logLikelihood = [Double](repeating: 0, count: model.zones.count + 1)
         scratchPosterior = [Float](repeating: 0, count: model.zones.count + 1)
         heardMask = [Bool](repeating: false, count: count)
+        gatewayOffline = [Bool](repeating: false, count: count)
         // Named tags exist from the start, so a state query can say "unknown" for one never heard.
         for named in directory.named.sorted(by: { $0.key < $1.key }) { _ = track(for: named.key) }
     }
@@ -138,6 +143,7 @@ public struct ZoneEngine: Sendable {
             dirty.append(index)
         }
         tracks[index] = track
+        markTouched(index)
         return .applied
     }
 
@@ -169,7 +175,7 @@ public struct ZoneEngine: Sendable {
 
     /// Where a tag is, in CoreLocation's terms for one zone: inside, outside, or unknown (never heard).
     public func presence(of tag: TagID, in zone: ZoneID) -> PresenceState {
-        guard let index = trackByTag[tag], tracks[index].everHeard else { return .unknown }
+        guard let index = trackByTag[tag], tracks[index].everHeard, !tracks[index].unknown else { return .unknown }
         return model.zones.firstIndex(of: zone) == tracks[index].state ? .inside : .outside
     }
 
@@ -183,7 +189,7 @@ public struct ZoneEngine: Sendable {
         var anyMember = false
         for track in tracks where track.region == regionIndex {
             anyMember = true
-            if !track.everHeard {
+            if !track.everHeard || track.unknown {
                 anyUnknown = true
             } else if let target, track.state == target {
                 return .inside
@@ -213,13 +219,30 @@ public struct ZoneEngine: Sendable {
         }
         let inside = track.state != model.noZone
         return TagState(
-            tag: track.tag, beacon: track.beacon, state: !track.everHeard ? .unknown : inside ? .inside : .outside,
+            tag: track.tag, beacon: track.beacon,
+            state: !track.everHeard || track.unknown ? .unknown : inside ? .inside : .outside,
             zone: inside ? model.zones[track.state] : nil, since: track.since, confidence: track.confidence,
             lastSeen: track.everHeard ? track.lastHeard : nil, gateways: readings)
     }
 
     /// Every tag met so far.
     public var tags: [TagID] { tracks.map(\.tag) }
+
+    /// The tags heard, moved or otherwise changed since the last call: the ones whose retained state may need
+    /// publishing.
+    public mutating func takeTouched() -> [TagID] {
+        defer { touched.removeAll(keepingCapacity: true) }
+        return touched.map { index in
+            tracks[index].touched = false
+            return tracks[index].tag
+        }
+    }
+
+    mutating func markTouched(_ index: Int) {
+        guard !tracks[index].touched else { return }
+        tracks[index].touched = true
+        touched.append(index)
+    }
 
     // MARK: Tracks
 

@@ -1,0 +1,87 @@
+import BeaconModel
+
+extension ZoneEngine {
+    /// Whether the gateway is taken as online (every gateway is, until reported otherwise).
+    public func isOnline(_ gateway: GatewayID) -> Bool {
+        guard let index = model.gatewayIndex[gateway] else { return false }
+        return !gatewayOffline[index]
+    }
+
+    /// A gateway went offline or came back (its status, or its silence past the heartbeat timeout, as the hub sees
+    /// it). Offline: a tag in a zone that was last heard only by offline gateways becomes `unknown` — its zone is
+    /// kept, no exit is decided — and the gateway's silence stops counting against the zones it covers. Back: such
+    /// tags get a fresh absence period, so they return to their zone with no new enter once heard again, and exit
+    /// only if the gateway does not hear them.
+    public mutating func setGateway(_ gateway: GatewayID, online: Bool, at t: Double, events: inout [ZoneEvent]) {
+        guard let g = model.gatewayIndex[gateway], gatewayOffline[g] == online else { return }
+        gatewayOffline[g] = !online
+        for index in tracks.indices where tracks[index].state != model.noZone {
+            if online {
+                guard tracks[index].unknown, tracks[index].readings.contains(where: { Int($0.gateway) == g }) else {
+                    continue
+                }
+                tracks[index].resumeAt = max(tracks[index].resumeAt, t)
+                nextDeadline = min(nextDeadline, t + absenceFor(tracks[index]))
+            } else if !tracks[index].unknown && lastHeardOnlyOffline(index) {
+                becomeUnknown(index, at: t, events: &events)
+            }
+        }
+    }
+
+    /// True when every gateway that heard the tag last (within its stale time of the last sighting) is offline.
+    func lastHeardOnlyOffline(_ index: Int) -> Bool {
+        let track = tracks[index]
+        let since = track.lastHeard - staleFor(track)
+        var any = false
+        for reading in track.readings where reading.lastSeen >= since {
+            if !gatewayOffline[Int(reading.gateway)] { return false }
+            any = true
+        }
+        return any
+    }
+
+    mutating func becomeUnknown(_ index: Int, at t: Double, events: inout [ZoneEvent]) {
+        let track = tracks[index]
+        let since = track.lastHeard - staleFor(track)
+        let silent = track.readings.filter { $0.lastSeen >= since }.map { model.gateways[Int($0.gateway)].rawValue }
+            .sorted().joined(separator: ", ")
+        tracks[index].unknown = true
+        tracks[index].candidate = -1
+        markTouched(index)
+        emit(
+            .unknown, index, zone: model.zones[track.state], previous: nil, at: t, confidence: track.confidence,
+            reason: "last heard only by \(silent), now offline; not an exit", dwell: nil, events: &events)
+    }
+
+    /// Takes a tag's state as a previous hub published it (its retained tag state), so that a restarted or standby
+    /// hub carries on without a second enter. Ignored for a tag already heard, or one no tag or region names.
+    /// Absence is counted from `t`.
+    public mutating func restore(_ state: TagState, at t: Double) {
+        guard let index = track(for: state.beacon), !tracks[index].everHeard, tracks[index].tag == state.tag else {
+            return
+        }
+        let zone = state.zone.flatMap { model.zones.firstIndex(of: $0) }
+        guard state.state != .outside, let zone else { return }
+        var track = tracks[index]
+        track.state = zone
+        track.since = state.since
+        track.confidence = state.confidence
+        track.everHeard = true
+        track.unknown = state.state == .unknown
+        track.lastHeard = state.lastSeen ?? t
+        track.resumeAt = t
+        track.lastConfident = t
+        if !track.posterior.isEmpty {
+            let others = Float(0.1) / Float(model.noZone)
+            track.posterior = [Float](repeating: others, count: model.noZone + 1)
+            track.posterior[zone] = 0.9
+        }
+        if let stayed = stayedFor(track), t - state.since >= stayed { track.stayedReported = true }
+        tracks[index] = track
+        nextDeadline = min(nextDeadline, t + absenceFor(track))
+        if let stayed = stayedFor(track), !track.stayedReported {
+            nextDeadline = min(nextDeadline, state.since + stayed)
+        }
+        markTouched(index)
+    }
+}
