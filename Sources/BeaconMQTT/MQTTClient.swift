@@ -318,6 +318,30 @@ public final class MQTTClient: @unchecked Sendable {
         if let outcome { throw outcome }
     }
 
+    /// Hands `payload` to libmosquitto and returns at once, without waiting for the broker: for a producer that
+    /// must not stall on acknowledgements (the hub's events and retained state). QoS 1 messages are queued while
+    /// disconnected and delivered after the reconnect; a QoS 0 message while disconnected throws `notConnected`.
+    public func send(
+        _ payload: [UInt8], to topic: String, qos: MQTTQoS = .atLeastOnce, retain: Bool = false
+    ) throws(MQTTError) {
+        try Self.validatePublishTopic(topic)
+        let live = state.withLock { $0.phase != .stopping && $0.phase != .stopped }
+        guard live else { throw MQTTError(.shutdown, "the client was shut down") }
+        var mid: Int32 = 0
+        let rc = payload.withUnsafeBytes { raw in
+            mosquitto_publish(handle, &mid, topic, Int32(raw.count), raw.baseAddress, qos.rawValue, retain)
+        }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && qos == .atLeastOnce) else {
+            throw rc == MOSQ_ERR_NO_CONN.rawValue
+                ? MQTTError(.notConnected, "not connected: a QoS 0 message to \(topic) is not queued; retry later")
+                : Self.publishError(rc, topic: topic)
+        }
+        // Nobody waits for this PUBACK (or QoS 0 write notice): drop it when it comes, or now if it came already.
+        state.withLock { state in
+            if state.earlyAcknowledgements.remove(mid) == nil { state.abandoned.insert(mid) }
+        }
+    }
+
     private func enqueuePublish(
         _ bytes: [UInt8], topic: String, qos: MQTTQoS, retain: Bool,
         continuation: CheckedContinuation<Result<Void, MQTTError>, Never>, registered: (Int32) -> Void

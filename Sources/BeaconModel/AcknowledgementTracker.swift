@@ -30,6 +30,35 @@ public struct AcknowledgementTracker: Sendable, Hashable {
     /// The contiguous sequence of `boot` (0 before batch 1 arrived).
     public func contiguous(boot: String) -> UInt64 { boots[boot]?.contiguous ?? 0 }
 
+    /// Takes `seq` as acknowledged already (by this hub before a restart, or by another hub: its retained
+    /// acknowledgement), so that batches after it can be acknowledged without waiting for ones the agent deleted.
+    public mutating func seed(boot: String, seq: UInt64) {
+        var entry = boots[boot] ?? Boot(order: nextOrder)
+        if boots[boot] == nil { nextOrder += 1 }
+        if seq > entry.contiguous {
+            entry.contiguous = seq
+            entry.ahead = entry.ahead.filter { $0 > seq }
+            while entry.ahead.remove(entry.contiguous + 1) != nil { entry.contiguous += 1 }
+        }
+        boots[boot] = entry
+    }
+
+    /// Boots with batches received beyond a gap, and the first missing sequence of each.
+    public var gaps: [(boot: String, missing: UInt64)] {
+        boots.compactMap { $0.value.ahead.isEmpty ? nil : ($0.key, $0.value.contiguous + 1) }
+    }
+
+    /// Gives up on the gap before the first batch received beyond it (the agent no longer has those batches: its
+    /// outbox dropped them when full, or a previous hub acknowledged them). Returns the sequences skipped.
+    public mutating func skipGap(boot: String) -> ClosedRange<UInt64>? {
+        guard var entry = boots[boot], let next = entry.ahead.min() else { return nil }
+        let skipped = (entry.contiguous + 1)...(next - 1)
+        entry.contiguous = next - 1
+        while entry.ahead.remove(entry.contiguous + 1) != nil { entry.contiguous += 1 }
+        boots[boot] = entry
+        return skipped
+    }
+
     /// The acknowledgement entries for the most recent boots (at most `Acknowledgement.maximumBoots`).
     public var entries: [Acknowledgement.Entry] {
         boots.sorted { $0.value.order > $1.value.order }.prefix(Acknowledgement.maximumBoots)

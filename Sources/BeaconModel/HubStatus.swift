@@ -11,6 +11,31 @@ public struct HubStatus: Sendable, Hashable, Codable {
     public var t: Double?
     public var hubVersion: String?
     public var reason: String?
+    /// Ingest counts since this hub became active (in the periodic status; absent in the last-will).
+    public var ingest: Ingest?
+
+    /// What the active hub has taken in, for operators: a growing `rejected` count names the problem.
+    public struct Ingest: Sendable, Hashable, Codable {
+        /// Sighting batches processed (not counting duplicates and rejected ones).
+        public var batches = 0
+        /// Sightings handed to the zone engine, from batches and foreign gateways.
+        public var sightings = 0
+        /// Batches received again (resends after a lost acknowledgement).
+        public var duplicates = 0
+        /// Sightings whose scan time was re-based (unsynchronised gateway clocks).
+        public var rebased = 0
+        /// Sequences given up after `live.gapTimeoutSeconds` (the agent no longer had them).
+        public var skippedSequences = 0
+        /// Sightings from ESPresense / OpenMQTTGateway nodes.
+        public var foreign = 0
+        /// Messages refused, by reason: `malformed`, `too-large`, `unsupported-version`, `gateway-mismatch`,
+        /// `future-dated`, `unknown-gateway`.
+        public var rejected: [String: Int] = [:]
+        /// Events published, by type.
+        public var events: [String: Int] = [:]
+
+        public init() {}
+    }
 
     public init(
         hub: HubID, state: State, t: Double? = nil, hubVersion: String? = nil, reason: String? = nil

@@ -67,12 +67,16 @@ public struct ZoneOccupancy: Sendable, Hashable, Codable {
     public var count: Int
     public var tags: [TagID]
     public var t: Double
+    /// Tags whose state is `unknown` with this zone as their last known one (their gateways are offline); not
+    /// counted in `count`. Absent when none.
+    public var unknown: [TagID]?
 
-    public init(zone: ZoneID, tags: [TagID], t: Double) {
+    public init(zone: ZoneID, tags: [TagID], t: Double, unknown: [TagID]? = nil) {
         self.version = ContractVersion.current
         self.zone = zone
         self.count = tags.count
         self.tags = tags
         self.t = t
+        self.unknown = unknown
     }
 }

@@ -28,6 +28,12 @@ extension ZoneEngine {
                     if !track.unknown { becomeUnknown(index, at: t, events: &events) }
                     continue
                 }
+                // Its gateways fell silent with it: wait for the hub to hear from them or call them offline.
+                if lastHeardOnlyBySilent(index, at: t) {
+                    tracks[index].resumeAt = t
+                    next = min(next, t + settings.tickSeconds)
+                    continue
+                }
                 let seconds = Int(absence.rounded())
                 move(
                     index, to: model.noZone, at: t, confidence: 1, reason: "not heard by any gateway for \(seconds) s",

@@ -28,6 +28,34 @@ extension ZoneEngine {
         }
     }
 
+    /// A sign of life from a gateway other than a sighting (its status heartbeat), at `t`.
+    public mutating func noteAlive(_ gateway: GatewayID, at t: Double) {
+        guard let g = model.gatewayIndex[gateway] else { return }
+        gatewayLastAlive[g] = max(gatewayLastAlive[g], t)
+    }
+
+    /// How long the gateway's own silence is taken for "cannot tell" rather than "the tag left": a tag last heard
+    /// only by gateways that fell silent with it does not exit until the grace has passed — by then the hub has
+    /// declared the gateway offline (the tag becomes unknown) or heard from it again. 0 turns it off (replay).
+    public mutating func setSilenceGrace(_ gateway: GatewayID, seconds: Double) {
+        guard let g = model.gatewayIndex[gateway] else { return }
+        gatewaySilenceGrace[g] = max(seconds, 0)
+    }
+
+    /// True while every gateway that heard the tag last has itself been silent since, within its grace.
+    func lastHeardOnlyBySilent(_ index: Int, at t: Double) -> Bool {
+        let track = tracks[index]
+        let since = track.lastHeard - staleFor(track)
+        var any = false
+        for reading in track.readings where reading.lastSeen >= since {
+            let g = Int(reading.gateway)
+            let quiet = gatewayLastAlive[g] <= track.lastHeard + settings.staleSeconds
+            guard quiet, t - gatewayLastAlive[g] < gatewaySilenceGrace[g] else { return false }
+            any = true
+        }
+        return any
+    }
+
     /// True when every gateway that heard the tag last (within its stale time of the last sighting) is offline.
     func lastHeardOnlyOffline(_ index: Int) -> Bool {
         let track = tracks[index]

@@ -51,6 +51,11 @@ public struct ZoneEngine: Sendable {
     var touched: [Int] = []
     /// Gateways reported offline (`setGateway(_:online:at:events:)`): their silence is no evidence.
     var gatewayOffline: [Bool]
+    /// Each gateway's latest sign of life: its newest sighting (of any beacon), or `noteAlive`.
+    var gatewayLastAlive: [Double]
+    /// Per gateway, how long its own silence may stand for a tag's silence (0: never; replay). The live hub sets
+    /// it a little above the gateway's heartbeat timeout, so a Pi that loses power makes its tags unknown, not exited.
+    var gatewaySilenceGrace: [Double]
     var lastTick = -Double.infinity
     /// Earliest absence or stayed deadline among tracked tags.
     var nextDeadline = Double.infinity
@@ -91,6 +96,8 @@ public struct ZoneEngine: Sendable {
         scratchPosterior = [Float](repeating: 0, count: model.zones.count + 1)
         heardMask = [Bool](repeating: false, count: count)
         gatewayOffline = [Bool](repeating: false, count: count)
+        gatewayLastAlive = [Double](repeating: -.infinity, count: count)
+        gatewaySilenceGrace = [Double](repeating: 0, count: count)
         // Named tags exist from the start, so a state query can say "unknown" for one never heard.
         for named in directory.named.sorted(by: { $0.key < $1.key }) { _ = track(for: named.key) }
     }
@@ -105,6 +112,7 @@ public struct ZoneEngine: Sendable {
             counters.unknownGateway += 1
             return .unknownGateway
         }
+        gatewayLastAlive[gateway] = max(gatewayLastAlive[gateway], sighting.t)
         if sighting.t < newest - settings.reorderWindowSeconds {
             counters.late += 1
             return .late

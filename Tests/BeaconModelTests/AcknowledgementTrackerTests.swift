@@ -30,3 +30,35 @@ import Testing
         #expect(!boots.contains("b1"))
     }
 }
+
+@Suite struct AcknowledgementTrackerRecoveryTests {
+    @Test func aSeedFromARetainedAcknowledgementLetsLaterBatchesThrough() {
+        var tracker = AcknowledgementTracker()
+        // Batches 41 and 42 arrive before the retained acknowledgement (the persistent session delivers at once).
+        let fresh = [tracker.record(boot: "b", seq: 41), tracker.record(boot: "b", seq: 42)]
+        #expect(fresh == [true, true])
+        #expect(tracker.contiguous(boot: "b") == 0)
+        tracker.seed(boot: "b", seq: 40)
+        #expect(tracker.contiguous(boot: "b") == 42)
+        // A resend of an acknowledged batch is a duplicate; a lower seed changes nothing.
+        let resent = tracker.record(boot: "b", seq: 39)
+        #expect(!resent)
+        tracker.seed(boot: "b", seq: 10)
+        #expect(tracker.contiguous(boot: "b") == 42)
+    }
+
+    @Test func aGapTheAgentCannotFillIsSkippedAndReported() {
+        var tracker = AcknowledgementTracker()
+        for seq: UInt64 in [1, 2, 6, 7, 9] { _ = tracker.record(boot: "b", seq: seq) }
+        #expect(tracker.gaps.map(\.missing) == [3])
+        let first = tracker.skipGap(boot: "b")
+        #expect(first == 3...5)
+        #expect(tracker.contiguous(boot: "b") == 7)
+        let second = tracker.skipGap(boot: "b")
+        #expect(second == 8...8)
+        #expect(tracker.contiguous(boot: "b") == 9)
+        #expect(tracker.gaps.isEmpty)
+        let none = tracker.skipGap(boot: "b")
+        #expect(none == nil)
+    }
+}

@@ -83,6 +83,31 @@ import ZoneInference
         #expect(third.events(.exit).first.map { $0.t >= 57 } == true)
     }
 
+    @Test func aGatewayFallingSilentWithItsTagDelaysTheExitUntilTheHubDecides() throws {
+        var driver = Driver(engine: try TestVenue.engine())
+        driver.engine.setSilenceGrace("gw-a", seconds: 40)
+        driver.stay(in: "a", from: 0, to: 30, levels: Self.onlyA)
+        // gw-a hears nothing at all from 30 s on (power cut): past the 12 s absence, no exit.
+        for second in 30...60 { driver.advance(to: Double(second)) }
+        #expect(driver.events(.exit).isEmpty)
+        // The hub's heartbeat timeout calls it offline: unknown, still no exit.
+        driver.engine.setGateway("gw-a", online: false, at: 61, events: &driver.events)
+        driver.advance(to: 120)
+        #expect(driver.events(.unknown).map(\.zone) == ["a"])
+        #expect(driver.events(.exit).isEmpty)
+    }
+
+    @Test func aTagThatLeavesAGatewayStillHearingOthersExitsOnTime() throws {
+        var driver = Driver(engine: try TestVenue.engine())
+        driver.engine.setSilenceGrace("gw-a", seconds: 40)
+        let other = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:2"
+        driver.stay(in: "a", from: 0, to: 30, levels: Self.onlyA)
+        // gw-a keeps hearing another beacon: its silence about tag-1 is the tag's, not the gateway's.
+        driver.stay(in: "a", from: 30, to: 60, beacon: other, levels: Self.onlyA)
+        let exit = try #require(driver.events(.exit).first)
+        #expect(exit.t >= 41 && exit.t <= 42)
+    }
+
     @Test func touchedTagsAreReportedOnce() throws {
         var driver = Driver(engine: try TestVenue.engine())
         driver.stay(in: "a", from: 0, to: 5)
