@@ -37,8 +37,9 @@ let package = Package(
         .executableTarget(
             name: "beacon-hub",
             dependencies: [
-                "BeaconHub", "ZoneInference",
+                "BeaconHub", "BeaconMQTT", "ZoneInference",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -139,7 +140,7 @@ let package = Package(
         .target(
             name: "BeaconHub",
             dependencies: [
-                "BeaconModel", "BeaconConfig", "BeaconMQTT", "ZoneInference",
+                "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding", "ZoneInference",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -173,11 +174,17 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
         .testTarget(
+            name: "BeaconHubTests",
+            dependencies: ["BeaconHub", "BeaconModel", "BeaconConfig", "BeaconMQTT", "ZoneInference"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "BeaconModel", "BeaconConfig", "ZoneInference"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["BeaconModel", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "BrokerTestSupport"],
+            dependencies: [
+                "BeaconModel", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "BrokerTestSupport", "Simulator",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -5,117 +5,220 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import ZoneInference
 
-/// The hub as a service: keeps its retained status (with an offline last-will) and follows every gateway's status
-/// under the site, validating each payload against the contract.
+/// The hub as a service (`beacon-hub run`): holds the site through the standby lock, and while it does, ingests every
+/// gateway's sightings into the zone engine and publishes events, retained tag state, zone occupancy,
+/// acknowledgements and its status (docs/hub.md).
 ///
-/// Ingest, inference and persistence join this service in the hub issues.
+/// Two MQTT connections: the lock connection (clean session, short keep-alive, last-will clearing `hub/active`)
+/// always, and while active the main connection (persistent session, last-will `hub/status` offline). A standby hub
+/// has only the first.
 public final class Hub: Service, Sendable {
     public let configuration: HubConfiguration
     public let topics: Topics
-    let client: MQTTClient
+    let lockClient: MQTTClient
+    let makeMainClient: @Sendable () throws -> MQTTClient
+    let makeEngine: @Sendable () throws -> ZoneEngine
+    let foreign: ForeignSightingDecoder?
     let logger: Logger
-    let gateways = Mutex<[GatewayID: GatewayStatus]>([:])
-    let rejectedPayloads = Mutex<[String: Int]>([:])
+    let shared = Mutex(Shared())
 
-    init(configuration: HubConfiguration, client: MQTTClient, logger: Logger) {
+    struct Shared {
+        var role = HubLock.Role.undecided
+        var counters = HubCore.Counters()
+        var gateways: [GatewayID: HubCore.GatewayHealth] = [:]
+        var session: Session?
+        /// Messages seen on `hub/active`, to tell "no retained claim" from one.
+        var claimMessages = 0
+    }
+
+    init(
+        configuration: HubConfiguration, lockClient: MQTTClient,
+        makeMainClient: @escaping @Sendable () throws -> MQTTClient,
+        makeEngine: @escaping @Sendable () throws -> ZoneEngine, logger: Logger
+    ) {
         self.configuration = configuration
         self.topics = configuration.mqtt.topics(site: configuration.site)
-        self.client = client
+        self.lockClient = lockClient
+        self.makeMainClient = makeMainClient
+        self.makeEngine = makeEngine
+        let foreign =
+            configuration.espresense != nil || configuration.openMQTTGateway != nil
+            ? ForeignSightingDecoder(
+                espresense: configuration.espresense, openMQTTGateway: configuration.openMQTTGateway)
+            : nil
+        self.foreign = foreign
         self.logger = logger
     }
 
-    /// The latest status of each gateway heard from.
-    public var gatewayStatuses: [GatewayID: GatewayStatus] { gateways.withLock { $0 } }
+    /// Whether this hub holds the site, waits, or has not decided yet.
+    public var role: HubLock.Role { shared.withLock { $0.role } }
 
-    /// Payloads refused, by reason.
-    public var rejected: [String: Int] { rejectedPayloads.withLock { $0 } }
+    /// The ingest counters of the current (or last) active period.
+    public var counters: HubCore.Counters {
+        shared.withLock { $0.session?.core.withLock { $0.counters } ?? $0.counters }
+    }
+
+    /// Each gateway's health as the active hub sees it.
+    public var gatewayHealth: [GatewayID: HubCore.GatewayHealth] {
+        shared.withLock { $0.session?.core.withLock { $0.gateways } ?? $0.gateways }
+    }
 
     public func run() async throws {
-        let events = client.connectionEvents()
-        client.start()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in
-                for await event in events {
-                    if case .connected = event { await publishStatus(.online) }
-                }
-            }
-            group.addTask { [self] in
-                do {
-                    // Waits for the SUBACK, through any outage; ended by the client's shutdown below.
-                    for await message in try await client.subscribe(to: topics.allGatewayStatus) {
-                        receiveGatewayStatus(message)
+        let (signals, signal) = AsyncStream<HubID?>.makeStream()
+        let stopping = Mutex(false)
+        // Made before the client starts, so that the first connect is not missed.
+        let lockEvents = lockClient.connectionEvents()
+        lockClient.start()
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { [self] in await watchLock(signal, events: lockEvents) }
+                var lock = HubLock(hub: configuration.hub)
+                for await holder in signals {
+                    if stopping.withLock({ $0 }) { break }
+                    let action = lock.observe(holder: holder)
+                    shared.withLock { $0.role = lock.role }
+                    switch action {
+                    case .none: break
+                    case .claim: claim()
+                    case .activate:
+                        // Let a claim made at the same moment by another hub arrive first; then start if still ours.
+                        let settle = configuration.live.claimSettleSeconds
+                        group.addTask { [self] in
+                            try? await Task.sleep(for: .seconds(settle))
+                            guard !Task.isCancelled else { return }
+                            startSession()
+                        }
+                    case .stepDown:
+                        logger.warning(
+                            "another hub claimed the site: standing by",
+                            metadata: ["active": "\(holder?.rawValue ?? "")"])
+                        await stopSession(reason: nil)
                     }
-                } catch {
-                    if (error as? MQTTError)?.code != .shutdown {
-                        logger.error("cannot subscribe to gateway status", metadata: ["error": "\(error)"])
+                    if case .standby(let active) = lock.role, action == .none {
+                        logger.info("standing by", metadata: ["active": "\(active)"])
                     }
                 }
+                // No session may start from here on (a claim may be settling).
+                shared.withLock { $0.role = .undecided }
+                await stopSession(reason: "shutdown")
+                if lock.role == .active || lock.role == .claiming {
+                    // Release the site at once, so a standby need not wait for a timeout.
+                    try? await lockClient.publish([], to: topics.hubActive, retain: true, timeout: .seconds(3))
+                }
+                await lockClient.shutdown()
+                group.cancelAll()
             }
-            try? await gracefulShutdown()
-            if client.isConnected { await publishStatus(.offline, reason: "shutdown") }
-            // Ends the subscriptions and event streams the tasks above wait on.
-            await client.shutdown()
-            group.cancelAll()
+        } onGracefulShutdown: {
+            stopping.withLock { $0 = true }
+            signal.yield(nil)
+            signal.finish()
         }
         logger.info("hub stopped", metadata: ["hub": "\(configuration.hub)"])
     }
 
-    func receiveGatewayStatus(_ message: MQTTMessage) {
-        guard let gateway = topics.gateway(inTopic: message.topic) else { return }
-        // An empty retained message clears a status; nothing to validate.
-        guard !message.payload.isEmpty else { return }
-        let status: GatewayStatus
-        do {
-            status = try ContractCoding.decode(GatewayStatus.self, from: message.payload)
-        } catch {
-            rejectedPayloads.withLock { $0[error.code.rawValue, default: 0] += 1 }
-            logger.debug("rejected gateway status", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
-            return
-        }
-        guard status.gateway == gateway else {
-            rejectedPayloads.withLock { $0["gateway-mismatch", default: 0] += 1 }
-            logger.debug("gateway status names another gateway", metadata: ["topic": "\(message.topic)"])
-            return
-        }
-        let previous = gateways.withLock { table in
-            defer { table[gateway] = status }
-            return table[gateway]
-        }
-        if previous?.state != status.state || previous?.boot != status.boot {
-            logger.info(
-                "gateway status",
-                metadata: [
-                    "gateway": "\(gateway)", "state": "\(status.state.rawValue)",
-                    "reason": "\(status.reason ?? "")",
-                ])
+    /// Follows `hub/active`. After each (re)subscription, no retained message within a second means no claim.
+    func watchLock(_ signal: AsyncStream<HubID?>.Continuation, events: AsyncStream<MQTTConnectionEvent>) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                do {
+                    for await message in try await lockClient.subscribe(to: topics.hubActive) {
+                        shared.withLock { $0.claimMessages += 1 }
+                        if message.payload.isEmpty {
+                            signal.yield(nil)
+                        } else if let claim = try? ContractCoding.decode(HubClaim.self, from: message.payload) {
+                            signal.yield(claim.hub)
+                        } else {
+                            logger.warning("unreadable claim on hub/active: treating the site as free")
+                            signal.yield(nil)
+                        }
+                    }
+                } catch {
+                    if (error as? MQTTError)?.code != .shutdown {
+                        logger.error("cannot follow hub/active", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+            group.addTask { [self] in
+                for await event in events {
+                    guard case .connected = event else { continue }
+                    let before = shared.withLock { $0.claimMessages }
+                    try? await Task.sleep(for: .seconds(1))
+                    if shared.withLock({ $0.claimMessages }) == before { signal.yield(nil) }
+                }
+            }
+            await group.waitForAll()
         }
     }
 
-    func publishStatus(_ state: HubStatus.State, reason: String? = nil) async {
-        let status = HubStatus(
-            hub: configuration.hub, state: state, t: Date().timeIntervalSince1970,
-            hubVersion: BeaconTrackerVersion.current, reason: reason)
+    func claim() {
         do {
-            // Bounded: the final status must not hold up shutdown when the broker is already gone.
-            try await client.publish(
-                try ContractCoding.encode(status), to: topics.hubStatus, retain: true, timeout: .seconds(5))
+            let claim = HubClaim(hub: configuration.hub, t: Date().timeIntervalSince1970)
+            try lockClient.send(try ContractCoding.encode(claim), to: topics.hubActive, retain: true)
+            logger.info("claiming the site", metadata: ["hub": "\(configuration.hub)"])
         } catch {
-            logger.warning("cannot publish hub status", metadata: ["error": "\(error)"])
+            logger.error("cannot publish the claim on hub/active", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: The active period
+
+    func startSession() {
+        let session: Session
+        do {
+            session = Session(
+                hub: self, client: try makeMainClient(),
+                core: HubCore(
+                    configuration: configuration, engine: try makeEngine(), now: Date().timeIntervalSince1970))
+        } catch {
+            logger.critical("cannot start ingesting", metadata: ["error": "\(error)"])
+            return
+        }
+        let start = shared.withLock { shared -> Bool in
+            // Stepped down while settling, or already running: nothing to start.
+            guard shared.role == .active, shared.session == nil else { return false }
+            shared.session = session
+            return true
+        }
+        guard start else { return }
+        session.task.withLock {
+            $0 = Task { await session.run() }
+        }
+    }
+
+    func stopSession(reason: String?) async {
+        guard let session = shared.withLock({ $0.session }) else { return }
+        await session.stop(reason: reason)
+        shared.withLock { shared in
+            shared.counters = session.core.withLock { $0.counters }
+            shared.gateways = session.core.withLock { $0.gateways }
+            shared.session = nil
         }
     }
 }
 
-/// Builds the hub from its configuration: a persistent MQTT session with the hub's last-will, and the service.
+/// Builds the hub from its configuration: the lock connection, and the main connection (persistent session, fixed
+/// client id, `hub/status` last-will) it opens while active.
 public func buildHub(
     configuration: HubConfiguration, configFile: String, logger: Logger = Logger(label: "beacontracker.hub")
 ) throws -> Hub {
     let topics = configuration.mqtt.topics(site: configuration.site)
-    let will = MQTTConfiguration.Will(
+    let statusWill = MQTTConfiguration.Will(
         topic: topics.hubStatus, payload: try ContractCoding.encode(HubStatus.lastWill(hub: configuration.hub)),
         qos: .atLeastOnce, retain: true)
-    let mqtt = try configuration.mqtt.clientConfiguration(
-        defaultClientID: "hub-\(configuration.hub)", cleanSession: false, will: will, configFile: configFile)
-    let client = try MQTTClient(configuration: mqtt, logger: logger)
-    return Hub(configuration: configuration, client: client, logger: logger)
+    let main = try configuration.mqtt.clientConfiguration(
+        defaultClientID: "hub-\(configuration.hub)", cleanSession: false, will: statusWill, configFile: configFile)
+    var lock = try configuration.mqtt.clientConfiguration(
+        defaultClientID: "hub-\(configuration.hub)", cleanSession: true,
+        will: MQTTConfiguration.Will(topic: topics.hubActive, payload: [], qos: .atLeastOnce, retain: true),
+        configFile: configFile)
+    lock.clientID = main.clientID + "-lock"
+    lock.keepAlive = configuration.live.lockKeepAliveSeconds
+    _ = try configuration.makeEngine()
+    let lockClient = try MQTTClient(configuration: lock, logger: logger)
+    return Hub(
+        configuration: configuration, lockClient: lockClient,
+        makeMainClient: { try MQTTClient(configuration: main, logger: logger) },
+        makeEngine: { try configuration.makeEngine() }, logger: logger)
 }

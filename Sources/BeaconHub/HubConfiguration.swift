@@ -20,12 +20,18 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
     /// Groups of tags and their notify settings; beacons in a region that no one named are tracked under their
     /// beacon id.
     public var regions: [HubRegionSettings]
+    /// How the live service ingests, publishes and shares the site with a standby (`beacon-hub run`).
+    public var live: HubLiveSettings
+    /// ESPresense nodes whose readings the hub takes as sightings (docs/foreign-gateways.md).
+    public var espresense: ESPresenseSettings?
+    /// OpenMQTTGateway / Theengs Gateway BLE gateways whose readings the hub takes as sightings.
+    public var openMQTTGateway: OpenMQTTGatewaySettings?
     /// The venue and calibration files as `load(from:)` read and checked them, so that nothing reads them twice.
     public private(set) var loadedVenue: Venue?
     public private(set) var loadedCalibration: Calibration?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case hub, site, mqtt, venue, inference, calibration, tags, regions
+        case hub, site, mqtt, venue, inference, calibration, tags, regions, live, espresense, openMQTTGateway
     }
 
     public init(from decoder: any Decoder) throws {
@@ -38,6 +44,9 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         calibration = try container.decodeIfPresent(String.self, forKey: .calibration)
         tags = try container.decodeIfPresent([HubTagSettings].self, forKey: .tags) ?? []
         regions = try container.decodeIfPresent([HubRegionSettings].self, forKey: .regions) ?? []
+        live = try container.decodeIfPresent(HubLiveSettings.self, forKey: .live) ?? HubLiveSettings()
+        espresense = try container.decodeIfPresent(ESPresenseSettings.self, forKey: .espresense)
+        openMQTTGateway = try container.decodeIfPresent(OpenMQTTGatewaySettings.self, forKey: .openMQTTGateway)
     }
 
     /// Reads and checks hub.yaml, and the venue file it names (a relative path is taken from hub.yaml's folder).

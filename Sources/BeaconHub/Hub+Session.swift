@@ -1,0 +1,202 @@
+import BeaconMQTT
+import BeaconModel
+import Foundation
+import Logging
+import Synchronization
+
+extension Hub {
+    /// One active period: the main connection, the core, and the tasks feeding it. Ends when the hub steps down or
+    /// stops.
+    final class Session: Sendable {
+        unowned let hub: Hub
+        let client: MQTTClient
+        /// The core has one owner at a time: whoever holds this lock (message tasks and the ticker, briefly each).
+        let core: Mutex<HubCore>
+        let task = Mutex<Task<Void, Never>?>(nil)
+
+        init(hub: Hub, client: MQTTClient, core: HubCore) {
+            self.hub = hub
+            self.client = client
+            self.core = Mutex(core)
+        }
+
+        var logger: Logger { hub.logger }
+        var topics: Topics { hub.topics }
+
+        func run() async {
+            let events = client.connectionEvents()
+            client.start()
+            logger.info("active: ingesting", metadata: ["hub": "\(hub.configuration.hub)"])
+            await withTaskGroup(of: Void.self) { group in
+                // Carry on from the retained state: acknowledgements (so later batches are acknowledged at once) and
+                // tag states (so tags still in their zone get no second enter). Then ingest.
+                await restore()
+                core.withLock { $0.startPublishing() }
+                var filters = [topics.allSightings, topics.allGatewayStatus]
+                filters += hub.foreign?.subscriptionFilters ?? []
+                for filter in filters {
+                    // Subscribed (SUBACK) before "online" is said, so that "online" means ingesting.
+                    do throws(MQTTError) {
+                        let subscription = try await client.subscribe(to: filter)
+                        group.addTask { [self] in
+                            for await message in subscription { receive(message) }
+                        }
+                    } catch {
+                        if error.code != .shutdown {
+                            logger.error("cannot subscribe", metadata: ["filter": "\(filter)", "error": "\(error)"])
+                        }
+                        return
+                    }
+                }
+                await publishStatus(.online)
+                group.addTask { [self] in
+                    var first = true
+                    for await event in events {
+                        guard case .connected = event else { continue }
+                        // The first is the connect this period began with: "online" was said above.
+                        if first {
+                            first = false
+                            continue
+                        }
+                        // A reconnect: the broker may have lost our retained messages (or we missed its acks).
+                        await publishStatus(.online)
+                        core.withLock { $0.republishAll() }
+                    }
+                }
+                group.addTask { [self] in await tick() }
+                group.addTask { [self] in await report() }
+                await group.waitForAll()
+            }
+        }
+
+        /// Reads the retained acknowledgements and tag states for a moment, then leaves those topics.
+        func restore() async {
+            await withTaskGroup(of: Void.self) { group in
+                for filter in [
+                    "\(topics.root)/\(topics.site.rawValue)/gateways/+/ack",
+                    "\(topics.root)/\(topics.site.rawValue)/tags/+/state",
+                ] {
+                    group.addTask { [self] in
+                        guard let subscription = try? await client.subscribe(to: filter) else { return }
+                        let reader = Task {
+                            for await message in subscription { receive(message) }
+                        }
+                        // The broker sends retained messages right after the SUBACK.
+                        try? await Task.sleep(for: .seconds(1))
+                        reader.cancel()
+                    }
+                }
+            }
+        }
+
+        func receive(_ message: MQTTMessage) {
+            let now = Date().timeIntervalSince1970
+            let input = HubInput.decode(message, topics: topics, foreign: hub.foreign, receivedAt: now)
+            if case .rejected(let code, let why, let gateway) = input {
+                logger.debug(
+                    "rejected message",
+                    metadata: [
+                        "topic": "\(message.topic)", "code": "\(code)", "error": "\(why)",
+                        "gateway": "\(gateway?.rawValue ?? "")",
+                    ])
+            }
+            core.withLock { core in
+                core.apply(input, at: now)
+                send(core.takeOutgoing())
+            }
+        }
+
+        func tick() async {
+            let interval = hub.configuration.live.tickSeconds
+            var lastStatus = Date().timeIntervalSince1970
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(interval))
+                let connected = client.isConnected
+                let now = Date().timeIntervalSince1970
+                core.withLock { core in
+                    core.tick(at: now, connected: connected)
+                    send(core.takeOutgoing())
+                }
+                if connected && now - lastStatus >= hub.configuration.live.statusSeconds {
+                    lastStatus = now
+                    if let payload = try? ContractCoding.encode(status(.online, at: now)) {
+                        send([HubCore.Outgoing(topic: topics.hubStatus, payload: payload, retain: true)])
+                    }
+                }
+            }
+        }
+
+        func status(_ state: HubStatus.State, at now: Double, reason: String? = nil) -> HubStatus {
+            var status = HubStatus(
+                hub: hub.configuration.hub, state: state, t: now, hubVersion: BeaconTrackerVersion.current,
+                reason: reason)
+            status.ingest = core.withLock { $0.counters }
+            return status
+        }
+
+        /// A line of counters every minute, for the journal.
+        func report() async {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(60))
+                guard !Task.isCancelled else { return }
+                let counters = core.withLock { $0.counters }
+                logger.info(
+                    "ingest",
+                    metadata: [
+                        "batches": "\(counters.batches)", "sightings": "\(counters.sightings)",
+                        "duplicates": "\(counters.duplicates)", "rejected": "\(counters.rejected)",
+                        "events": "\(counters.events)", "dropped": "\(client.droppedMessages)",
+                    ])
+            }
+        }
+
+        /// Hands messages to libmosquitto in order; called with the core locked, so order across tasks holds.
+        func send(_ messages: [HubCore.Outgoing]) {
+            for message in messages {
+                if message.topic.hasSuffix("/events/alert"),
+                    let alert = try? ContractCoding.decode(ZoneEvent.self, from: message.payload)
+                {
+                    logger.info(
+                        "alert",
+                        metadata: [
+                            "code": "\(alert.code ?? "")", "gateway": "\(alert.gateway?.rawValue ?? "")",
+                            "reason": "\(alert.reason)",
+                        ])
+                }
+                do {
+                    try client.send(message.payload, to: message.topic, retain: message.retain)
+                } catch {
+                    logger.warning("cannot publish", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
+                }
+            }
+        }
+
+        func publishStatus(_ state: HubStatus.State, reason: String? = nil) async {
+            let status = status(state, at: Date().timeIntervalSince1970, reason: reason)
+            do {
+                // Bounded: the final status must not hold up shutdown when the broker is already gone.
+                try await client.publish(
+                    try ContractCoding.encode(status), to: topics.hubStatus, retain: true, timeout: .seconds(5))
+            } catch {
+                logger.warning("cannot publish hub status", metadata: ["error": "\(error)"])
+            }
+        }
+
+        /// Ends the period: the subscriptions are dropped (so the persistent session stops queueing for a hub that
+        /// no longer ingests), the last acknowledgements and state go out, then the connection closes cleanly.
+        func stop(reason: String?) async {
+            let running = task.withLock { $0 }
+            running?.cancel()
+            await running?.value
+            if client.isConnected {
+                core.withLock { core in
+                    core.tick(at: Date().timeIntervalSince1970, connected: true)
+                    send(core.takeOutgoing())
+                }
+                if let reason { await publishStatus(.offline, reason: reason) }
+            }
+            await client.shutdown()
+            logger.info("ingest stopped", metadata: ["hub": "\(hub.configuration.hub)"])
+        }
+    }
+}

@@ -1,0 +1,374 @@
+import BeaconModel
+import Foundation
+import ZoneInference
+
+/// The live hub's state machine: decoded messages and clock ticks in, messages to publish out. Pure and synchronous
+/// (time passed in), owned by one task of `Hub`; tests drive it directly.
+///
+/// It validates and deduplicates batches, re-bases unsynchronised clocks, feeds the zone engine, keeps each
+/// gateway's health and acknowledgement, and turns the engine's events and states into the contract's topics.
+public struct HubCore: Sendable {
+    /// A message to publish, QoS 1.
+    public struct Outgoing: Sendable, Hashable {
+        public var topic: String
+        public var payload: [UInt8]
+        public var retain: Bool
+    }
+
+    /// Counts since the core started (published in the hub's status).
+    public typealias Counters = HubStatus.Ingest
+
+    /// What the hub knows of one gateway.
+    public struct GatewayHealth: Sendable, Hashable {
+        public var online: Bool
+        public var heartbeatSeconds: Double
+        /// Last status or batch, on the hub's clock.
+        public var lastContact: Double
+        /// Whether the gateway speaks the contract (status, batches) and is watched for silence; ESPresense and
+        /// OpenMQTTGateway nodes are not.
+        public var monitored: Bool
+        public var boot: String?
+        /// Clock offset (hub − gateway) of the latest boot with an unsynchronised clock.
+        public var clockOffset: Double?
+        var tracker = AcknowledgementTracker()
+        var ackDirty = false
+        var gapSince: [String: Double] = [:]
+        var offsets: [String: Double] = [:]
+    }
+
+    public let topics: Topics
+    public let settings: HubLiveSettings
+    public private(set) var engine: ZoneEngine
+    public private(set) var counters = Counters()
+    public private(set) var gateways: [GatewayID: GatewayHealth] = [:]
+    var published: [TagID: (state: TagState.State, zone: ZoneID?, at: Double)] = [:]
+    var pending: Set<TagID> = []
+    var inside: [ZoneID: Set<TagID>] = [:]
+    var unknownIn: [ZoneID: Set<TagID>] = [:]
+    var dirtyZones: Set<ZoneID> = []
+    var occupancyChanged: [ZoneID: Double] = [:]
+    var alertedAt: [String: Double] = [:]
+    var events: [ZoneEvent] = []
+    var outgoing: [Outgoing] = []
+    var publishing = false
+
+    /// `now` is the hub's clock when it starts: gateways of the venue are given their heartbeat timeout from then.
+    public init(configuration: HubConfiguration, engine: ZoneEngine, now: Double) {
+        topics = configuration.mqtt.topics(site: configuration.site)
+        settings = configuration.live
+        self.engine = engine
+        let foreignOnly = configuration.espresense != nil || configuration.openMQTTGateway != nil
+        for gateway in engine.model.gateways {
+            gateways[gateway] = GatewayHealth(
+                online: true, heartbeatSeconds: settings.heartbeatSeconds, lastContact: now, monitored: !foreignOnly)
+        }
+        for zone in engine.model.zones { occupancyChanged[zone] = now }
+        for gateway in engine.model.gateways { setHeartbeat(gateway, settings.heartbeatSeconds) }
+    }
+
+    /// A gateway's heartbeat: offline after 3 × it; until then its silence does not make its tags exit.
+    mutating func setHeartbeat(_ gateway: GatewayID, _ seconds: Double) {
+        gateways[gateway]?.heartbeatSeconds = seconds
+        let monitored = gateways[gateway]?.monitored ?? false
+        engine.setSilenceGrace(gateway, seconds: monitored ? 3 * seconds + 5 * settings.tickSeconds + 1 : 0)
+    }
+
+    // MARK: Input
+
+    /// Applies one decoded message received at `now` (hub clock).
+    public mutating func apply(_ input: HubInput, at now: Double) {
+        switch input {
+        case .batch(let batch): receive(batch, at: now)
+        case .gatewayStatus(let status): receive(status, at: now)
+        case .acknowledgement(let ack):
+            guard gateways[ack.gateway] != nil else { return }
+            for entry in ack.acks { gateways[ack.gateway]?.tracker.seed(boot: entry.boot, seq: entry.seq) }
+        case .tagState(let state): engine.restore(state, at: now)
+        case .foreign(let sighting):
+            guard gateways[sighting.gateway] != nil else {
+                reject(
+                    "unknown-gateway", "no gateway \(sighting.gateway) in the venue", gateway: sighting.gateway, at: now
+                )
+                return
+            }
+            contact(sighting.gateway, at: now, viaContract: false)
+            counters.foreign += 1
+            counters.sightings += 1
+            engine.ingest(sighting, events: &events)
+            flushEvents()
+        case .rejected(let code, let message, let gateway):
+            reject(code, message, gateway: gateway, at: now)
+        case .ignored:
+            break
+        }
+    }
+
+    mutating func receive(_ batch: SightingBatch, at now: Double) {
+        guard gateways[batch.gateway] != nil else {
+            reject(
+                "unknown-gateway",
+                "gateway \(batch.gateway) is not in the venue file: add it (docs/venue.md) or fix the agent's gateway id",
+                gateway: batch.gateway, at: now)
+            return
+        }
+        contact(batch.gateway, at: now, viaContract: true)
+        guard gateways[batch.gateway]!.tracker.record(boot: batch.boot, seq: batch.seq) else {
+            // A resend: the agent missed the acknowledgement, so say it again.
+            counters.duplicates += 1
+            gateways[batch.gateway]!.ackDirty = true
+            return
+        }
+        gateways[batch.gateway]!.ackDirty = true
+        var offset = 0.0
+        if batch.clockSynced {
+            let newest = batch.sightings.reduce(batch.sent) { max($0, $1.t) }
+            if newest > now + settings.maxFutureSeconds {
+                reject(
+                    "future-dated",
+                    "batch \(batch.seq) is dated \(Int(newest - now)) s ahead of the hub's clock although the gateway "
+                        + "says its clock is synchronised: check NTP on the gateway and the hub",
+                    gateway: batch.gateway, at: now)
+                alert(
+                    "clock-skew", gateway: batch.gateway, at: now,
+                    reason: "\(batch.gateway)'s clock is \(Int(newest - now)) s ahead of the hub's; its batches are "
+                        + "rejected until NTP fixes it")
+                return
+            }
+        } else {
+            // The smallest (arrival − sent) seen is the closest to the clock offset: any delay only adds to it.
+            let observed = now - batch.sent
+            let known = gateways[batch.gateway]!.offsets[batch.boot]
+            offset = min(known ?? observed, observed)
+            gateways[batch.gateway]!.offsets[batch.boot] = offset
+            gateways[batch.gateway]!.clockOffset = offset
+            if known == nil || abs(offset - known!) > settings.skewAlertSeconds {
+                let skew = abs(offset)
+                if skew > settings.skewAlertSeconds {
+                    alert(
+                        "clock-skew", gateway: batch.gateway, at: now,
+                        reason: "\(batch.gateway)'s clock is not synchronised and is \(Int(skew.rounded())) s "
+                            + (offset > 0 ? "behind" : "ahead of") + " the hub's; scan times re-based on arrival")
+                }
+            }
+            counters.rebased += batch.sightings.count
+        }
+        counters.batches += 1
+        counters.sightings += batch.sightings.count
+        for sighting in batch.sightings {
+            var line = SightingLine(sighting, gateway: batch.gateway)
+            line.t += offset
+            engine.ingest(line, events: &events)
+        }
+        flushEvents()
+    }
+
+    mutating func receive(_ status: GatewayStatus, at now: Double) {
+        guard var health = gateways[status.gateway] else {
+            reject(
+                "unknown-gateway", "status from gateway \(status.gateway), which is not in the venue file",
+                gateway: status.gateway, at: now)
+            return
+        }
+        health.monitored = true
+        health.boot = status.boot
+        gateways[status.gateway] = health
+        setHeartbeat(status.gateway, status.heartbeatSeconds.flatMap { $0 > 0 ? $0 : nil } ?? health.heartbeatSeconds)
+        switch status.state {
+        case .online:
+            contact(status.gateway, at: now, viaContract: true)
+            engine.noteAlive(status.gateway, at: now)
+        case .offline:
+            setOnline(
+                status.gateway, false, at: now,
+                reason: "\(status.gateway) went offline (\(status.reason ?? "no reason given"))")
+        }
+    }
+
+    /// A sign of life: the gateway is online (again).
+    mutating func contact(_ gateway: GatewayID, at now: Double, viaContract: Bool) {
+        gateways[gateway]?.lastContact = now
+        if viaContract && gateways[gateway]?.monitored == false {
+            gateways[gateway]?.monitored = true
+            setHeartbeat(gateway, gateways[gateway]!.heartbeatSeconds)
+        }
+        if gateways[gateway]?.online == false {
+            setOnline(gateway, true, at: now, reason: "\(gateway) is back online")
+        }
+    }
+
+    mutating func setOnline(_ gateway: GatewayID, _ online: Bool, at now: Double, reason: String) {
+        guard gateways[gateway]?.online != online else { return }
+        gateways[gateway]?.online = online
+        engine.setGateway(gateway, online: online, at: now, events: &events)
+        events.append(
+            ZoneEvent(
+                type: .alert, tag: nil,
+                zone: engine.model.gatewayZone[engine.model.gatewayIndex[gateway]!].map {
+                    engine.model.zones[$0]
+                }, t: now, confidence: 1, reason: reason, code: online ? "gateway-online" : "gateway-offline",
+                gateway: gateway))
+        flushEvents()
+    }
+
+    mutating func reject(_ code: String, _ message: String, gateway: GatewayID?, at now: Double) {
+        counters.rejected[code, default: 0] += 1
+        if code == "unknown-gateway", let gateway {
+            alert("unknown-gateway", gateway: gateway, at: now, reason: message)
+        }
+    }
+
+    /// An alert, at most once per `code` and gateway in five minutes.
+    mutating func alert(_ code: String, gateway: GatewayID?, at now: Double, reason: String) {
+        let key = "\(code)/\(gateway?.rawValue ?? "")"
+        if let last = alertedAt[key], now - last < 300 { return }
+        alertedAt[key] = now
+        events.append(
+            ZoneEvent(
+                type: .alert, tag: nil, zone: nil, t: now, confidence: 1, reason: reason, code: code, gateway: gateway))
+        flushEvents()
+    }
+
+    // MARK: Clock
+
+    /// Moves the engine's clock to `now`, watches gateways for silence and gaps, and queues what changed. Retained
+    /// state and acknowledgements are queued only while `connected` (they wait, and go after the reconnect); events
+    /// are queued always (libmosquitto keeps QoS 1 messages until delivered).
+    public mutating func tick(at now: Double, connected: Bool) {
+        // Health first: a gateway found offline makes its tags unknown before absence could make them exit.
+        for (gateway, health) in gateways where health.monitored && health.online {
+            let timeout = 3 * health.heartbeatSeconds
+            if now - health.lastContact > timeout {
+                setOnline(
+                    gateway, false, at: now,
+                    reason:
+                        "\(gateway) silent for \(Int(now - health.lastContact)) s (heartbeat \(Int(health.heartbeatSeconds)) s)"
+                )
+            }
+        }
+        engine.advance(to: now, events: &events)
+        watchGaps(at: now)
+        flushEvents()
+        guard publishing, connected else { return }
+        updateStates(at: now)
+        for (gateway, health) in gateways where health.ackDirty {
+            gateways[gateway]!.ackDirty = false
+            let ack = Acknowledgement(gateway: gateway, t: now, acks: health.tracker.entries)
+            queue(ack, to: topics.acknowledgement(gateway), retain: true)
+        }
+        for zone in dirtyZones.sorted(by: { $0.rawValue < $1.rawValue }) {
+            let unknown = unknownIn[zone, default: []].sorted { $0.rawValue < $1.rawValue }
+            let occupancy = ZoneOccupancy(
+                zone: zone, tags: inside[zone, default: []].sorted { $0.rawValue < $1.rawValue },
+                t: occupancyChanged[zone] ?? now, unknown: unknown.isEmpty ? nil : unknown)
+            queue(occupancy, to: topics.zoneOccupancy(zone), retain: true)
+        }
+        dirtyZones.removeAll()
+    }
+
+    mutating func watchGaps(at now: Double) {
+        for (gateway, health) in gateways where !health.tracker.entries.isEmpty {
+            let gaps = health.tracker.gaps
+            var since = health.gapSince.filter { entry in gaps.contains { $0.boot == entry.key } }
+            for gap in gaps {
+                let started = since[gap.boot] ?? now
+                since[gap.boot] = started
+                guard now - started >= settings.gapTimeoutSeconds,
+                    let skipped = gateways[gateway]!.tracker.skipGap(boot: gap.boot)
+                else { continue }
+                since[gap.boot] = nil
+                counters.skippedSequences += skipped.count
+                gateways[gateway]!.ackDirty = true
+                alert(
+                    "batches-lost", gateway: gateway, at: now,
+                    reason: "\(gateway) never sent batches \(skipped.lowerBound)…\(skipped.upperBound) of boot "
+                        + "\(gap.boot) within \(Int(settings.gapTimeoutSeconds)) s (its outbox dropped them?); "
+                        + "acknowledging past them")
+            }
+            gateways[gateway]!.gapSince = since
+        }
+    }
+
+    /// Publishes the retained states of tags that changed (at once) or were heard (at most every
+    /// `tagStateSeconds`), and keeps zone membership.
+    mutating func updateStates(at now: Double) {
+        pending.formUnion(engine.takeTouched())
+        guard !pending.isEmpty else { return }
+        var done: [TagID] = []
+        for tag in pending {
+            guard let state = engine.tagState(tag) else {
+                done.append(tag)
+                continue
+            }
+            let last = published[tag]
+            let changed = last == nil || last!.state != state.state || last!.zone != state.zone
+            guard changed || now - last!.at >= settings.tagStateSeconds else { continue }
+            if changed { move(tag, from: last.map { ($0.state, $0.zone) }, to: (state.state, state.zone), at: now) }
+            published[tag] = (state.state, state.zone, now)
+            queue(state, to: topics.tagState(tag), retain: true)
+            done.append(tag)
+        }
+        for tag in done { pending.remove(tag) }
+    }
+
+    mutating func move(
+        _ tag: TagID, from old: (TagState.State, ZoneID?)?, to new: (TagState.State, ZoneID?), at now: Double
+    ) {
+        if let old, let zone = old.1 {
+            if old.0 == .inside { inside[zone]?.remove(tag) } else { unknownIn[zone]?.remove(tag) }
+            dirtyZones.insert(zone)
+            occupancyChanged[zone] = now
+        }
+        if let zone = new.1 {
+            if new.0 == .inside {
+                inside[zone, default: []].insert(tag)
+            } else {
+                unknownIn[zone, default: []].insert(tag)
+            }
+            dirtyZones.insert(zone)
+            occupancyChanged[zone] = now
+        }
+    }
+
+    // MARK: Output
+
+    /// Starts publishing retained state: every zone's occupancy, and the state of every tag known (restored or heard).
+    public mutating func startPublishing() {
+        publishing = true
+        republishAll()
+    }
+
+    /// After a reconnect: acknowledgements, tag states and occupancy again (the broker may have lost them).
+    public mutating func republishAll() {
+        for gateway in gateways.keys where !gateways[gateway]!.tracker.entries.isEmpty {
+            gateways[gateway]!.ackDirty = true
+        }
+        dirtyZones.formUnion(engine.model.zones)
+        pending.formUnion(published.keys)
+        pending.formUnion(engine.takeTouched())
+        for tag in published.keys { published[tag]!.at = -.infinity }
+    }
+
+    /// The messages queued so far, in order; the queue is emptied.
+    public mutating func takeOutgoing() -> [Outgoing] {
+        defer { outgoing.removeAll(keepingCapacity: true) }
+        return outgoing
+    }
+
+    mutating func flushEvents() {
+        guard !events.isEmpty else { return }
+        for event in events {
+            counters.events[event.type.rawValue, default: 0] += 1
+            queue(event, to: topics.events(event.type), retain: false)
+        }
+        events.removeAll(keepingCapacity: true)
+    }
+
+    mutating func queue(_ value: some Encodable, to topic: String, retain: Bool) {
+        // Our own types always encode; a failure here is a programming error worth a crash in tests only.
+        guard let payload = try? ContractCoding.encode(value) else {
+            assertionFailure("cannot encode \(type(of: value))")
+            return
+        }
+        outgoing.append(Outgoing(topic: topic, payload: payload, retain: retain))
+    }
+}

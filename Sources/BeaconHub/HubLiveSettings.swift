@@ -1,0 +1,60 @@
+import Foundation
+
+/// hub.yaml's `live:` section: how `beacon-hub run` ingests, publishes, watches gateways and shares the site with a
+/// standby hub (docs/configuration.md, "live").
+public struct HubLiveSettings: Decodable, Sendable, Hashable {
+    /// How often the engine's clock moves on, acknowledgements go out and changed state is published.
+    public var tickSeconds = 0.5
+    /// A tag still heard in the same zone has its retained state refreshed at most this often; a change of state or
+    /// zone is published at once.
+    public var tagStateSeconds = 5.0
+    /// A batch from a gateway whose clock is synchronised, dated further than this ahead of the hub's clock, is
+    /// rejected as `future-dated` (and a `clock-skew` alert raised).
+    public var maxFutureSeconds = 10.0
+    /// A gateway with an unsynchronised clock that is off by more than this raises a `clock-skew` alert (its scan
+    /// times are re-based on arrival either way).
+    public var skewAlertSeconds = 2.0
+    /// A gap in a gateway's sequence that no resend fills within this time is given up: the agent no longer has
+    /// those batches (its outbox dropped them when full). Counted, logged and alerted; later batches are then
+    /// acknowledged.
+    public var gapTimeoutSeconds = 60.0
+    /// The heartbeat assumed for a gateway until its status says otherwise; a gateway silent for 3 × its heartbeat
+    /// is offline.
+    public var heartbeatSeconds = 30.0
+    /// Keep-alive of the connection holding the standby lock: after a network loss, the broker releases the lock
+    /// (and a standby takes over) within about 1.5 × this. 5 s is the least libmosquitto accepts.
+    public var lockKeepAliveSeconds = 5
+    /// How often the active hub republishes its status with its ingest counts (`hub/status`, field `ingest`).
+    public var statusSeconds = 30.0
+    /// How long a new claim must stand before the hub starts ingesting (two hubs claiming at once settle first).
+    public var claimSettleSeconds = 1.0
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case tickSeconds, tagStateSeconds, maxFutureSeconds, skewAlertSeconds, gapTimeoutSeconds, heartbeatSeconds
+        case lockKeepAliveSeconds, claimSettleSeconds, statusSeconds
+    }
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func value(_ key: CodingKeys, _ fallback: Double, _ range: ClosedRange<Double>) throws -> Double {
+            let value = try container.decodeIfPresent(Double.self, forKey: key) ?? fallback
+            guard range.contains(value) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container,
+                    debugDescription: "must be between \(range.lowerBound) and \(range.upperBound), found \(value)")
+            }
+            return value
+        }
+        tickSeconds = try value(.tickSeconds, tickSeconds, 0.05...10)
+        tagStateSeconds = try value(.tagStateSeconds, tagStateSeconds, 0...3600)
+        maxFutureSeconds = try value(.maxFutureSeconds, maxFutureSeconds, 0.5...86_400)
+        skewAlertSeconds = try value(.skewAlertSeconds, skewAlertSeconds, 0...86_400)
+        gapTimeoutSeconds = try value(.gapTimeoutSeconds, gapTimeoutSeconds, 1...86_400)
+        heartbeatSeconds = try value(.heartbeatSeconds, heartbeatSeconds, 1...3600)
+        lockKeepAliveSeconds = Int(try value(.lockKeepAliveSeconds, Double(lockKeepAliveSeconds), 5...600))
+        claimSettleSeconds = try value(.claimSettleSeconds, claimSettleSeconds, 0...60)
+        statusSeconds = try value(.statusSeconds, statusSeconds, 1...3600)
+    }
+}

@@ -1,0 +1,178 @@
+import BeaconConfig
+import BeaconHub
+import BeaconMQTT
+import BeaconModel
+import Foundation
+import Testing
+import ZoneInference
+
+/// The live hub's core, driven with exact times: what it publishes for what it receives.
+@Suite struct HubCoreTests {
+    static let beacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1"
+    static let t0 = 1_800_000_000.0
+
+    static func core(live: String = "") throws -> HubCore {
+        let venue = try VenueLoader.decode(
+            """
+            site: row
+            zones:
+              - { id: a, rect: { x: 0, y: 0, width: 20, height: 8 } }
+              - { id: b, rect: { x: 20, y: 0, width: 20, height: 8 } }
+            doors:
+              - { between: [outside, a], at: [10, 0] }
+              - { between: [a, b], at: [20, 4] }
+            gateways:
+              - { id: gw-a, zone: a, position: [10, 4] }
+              - { id: gw-b, zone: b, position: [30, 4] }
+            """, file: "row.yaml")
+        let configuration = try ConfigLoader.decode(
+            HubConfiguration.self,
+            from: """
+                hub: hub-1
+                site: row
+                tags: [{ id: tag-1, beacon: "\(beacon)" }]
+                live: { heartbeatSeconds: 10, gapTimeoutSeconds: 30\(live) }
+                """, file: "hub.yaml")
+        let engine = ZoneEngine(
+            venue: venue, settings: configuration.inference,
+            directory: TagDirectory(named: [(beacon, "tag-1")], regions: []))
+        var core = HubCore(configuration: configuration, engine: engine, now: t0)
+        core.startPublishing()
+        _ = core.takeOutgoing()
+        return core
+    }
+
+    static func batch(
+        _ gateway: GatewayID = "gw-a", boot: String = "boot-1", seq: UInt64, at t: Double, rssi: Int = -65
+    )
+        -> HubInput
+    {
+        .batch(
+            SightingBatch(
+                gateway: gateway, boot: boot, seq: seq, sent: t, clockSynced: true,
+                sightings: [Sighting(t: t, beacon: beacon, rssi: rssi, txPower: -59)]))
+    }
+
+    static func acks(_ out: [HubCore.Outgoing]) -> [Acknowledgement] {
+        out.filter { $0.topic.hasSuffix("/ack") }.compactMap {
+            try? ContractCoding.decode(Acknowledgement.self, from: $0.payload)
+        }
+    }
+
+    @Test func acknowledgesContiguousBatchesAndDropsDuplicates() throws {
+        var core = try Self.core()
+        for (seq, t) in [(1, 0.0), (3, 1.0), (2, 2.0), (2, 2.5)] {
+            core.apply(Self.batch(seq: UInt64(seq), at: Self.t0 + t), at: Self.t0 + t)
+        }
+        core.tick(at: Self.t0 + 3, connected: true)
+        let ack = try #require(Self.acks(core.takeOutgoing()).first)
+        #expect(ack.gateway == "gw-a" && ack.acks == [Acknowledgement.Entry(boot: "boot-1", seq: 3)])
+        #expect(core.counters.duplicates == 1 && core.counters.batches == 3)
+    }
+
+    @Test func aGapNoResendFillsIsGivenUpAfterTheTimeout() throws {
+        var core = try Self.core()
+        core.apply(Self.batch(seq: 1, at: Self.t0), at: Self.t0)
+        core.apply(Self.batch(seq: 5, at: Self.t0 + 1), at: Self.t0 + 1)
+        core.tick(at: Self.t0 + 2, connected: true)
+        #expect(Self.acks(core.takeOutgoing()).first?.acks.first?.seq == 1)
+        core.tick(at: Self.t0 + 20, connected: true)
+        #expect(Self.acks(core.takeOutgoing()).isEmpty)
+        core.tick(at: Self.t0 + 33, connected: true)
+        let out = core.takeOutgoing()
+        #expect(Self.acks(out).first?.acks.first?.seq == 5)
+        #expect(core.counters.skippedSequences == 3)
+        #expect(
+            out.contains {
+                $0.topic.hasSuffix("/events/alert")
+                    && String(decoding: $0.payload, as: UTF8.self).contains("batches-lost")
+            })
+    }
+
+    @Test func retainedStateWaitsForTheConnection() throws {
+        var core = try Self.core()
+        for second in 0..<8 {
+            let t = Self.t0 + Double(second)
+            core.apply(Self.batch(seq: UInt64(second + 1), at: t), at: t)
+            core.tick(at: t + 0.5, connected: false)
+        }
+        let offline = core.takeOutgoing()
+        // Events go (libmosquitto queues them); acknowledgements, tag state and occupancy wait.
+        #expect(offline.contains { $0.topic.hasSuffix("/events/enter") })
+        #expect(!offline.contains { $0.retain })
+        core.tick(at: Self.t0 + 9, connected: true)
+        let online = core.takeOutgoing()
+        #expect(online.contains { $0.topic.hasSuffix("/tags/tag-1/state") })
+        #expect(
+            online.contains {
+                $0.topic.hasSuffix("/zones/a/occupancy")
+                    && String(decoding: $0.payload, as: UTF8.self).contains("tag-1")
+            })
+        #expect(Self.acks(online).first?.acks.first?.seq == 8)
+    }
+
+    @Test func aTagStillInItsZoneIsRepublishedOnlyEveryTagStateSeconds() throws {
+        var core = try Self.core()
+        var states = 0
+        for step in 0..<40 {
+            let t = Self.t0 + Double(step) * 0.5
+            core.apply(Self.batch(seq: UInt64(step + 1), at: t), at: t)
+            core.tick(at: t + 0.1, connected: true)
+            states += core.takeOutgoing().filter { $0.topic.hasSuffix("/state") }.count
+        }
+        // 20 s heard: the first state, the enter, then a refresh every 5 s.
+        #expect(states >= 4 && states <= 7, "\(states) states")
+    }
+
+    @Test func aGatewaySilentPastThreeHeartbeatsIsOfflineAndItsTagsUnknown() throws {
+        var core = try Self.core()
+        for second in 0..<8 {
+            let t = Self.t0 + Double(second)
+            core.apply(Self.batch(seq: UInt64(second + 1), at: t), at: t)
+            core.tick(at: t + 0.5, connected: true)
+        }
+        _ = core.takeOutgoing()
+        core.tick(at: Self.t0 + 7 + 31, connected: true)
+        let out = core.takeOutgoing()
+        let events = out.filter { $0.topic.contains("/events/") }.compactMap {
+            try? ContractCoding.decode(ZoneEvent.self, from: $0.payload)
+        }
+        #expect(events.contains { $0.code == "gateway-offline" && $0.gateway == "gw-a" })
+        #expect(events.contains { $0.type == .unknown && $0.zone == "a" })
+        #expect(!events.contains { $0.type == .exit })
+        #expect(core.gateways["gw-a"]?.online == false)
+    }
+}
+
+@Suite struct HubLockTests {
+    @Test func aFreeSiteIsClaimedAndOurClaimComingBackActivates() {
+        var lock = HubLock(hub: "hub-1")
+        #expect(lock.observe(holder: nil) == .claim)
+        #expect(lock.observe(holder: "hub-1") == .activate)
+        #expect(lock.role == .active)
+        // Cleared under us (a standby's will): claim again, still active.
+        #expect(lock.observe(holder: nil) == .claim)
+        #expect(lock.role == .active)
+    }
+
+    @Test func twoHubsClaimingAtOnceAgreeOnTheLastClaim() {
+        var one = HubLock(hub: "hub-1")
+        var two = HubLock(hub: "hub-2")
+        #expect(one.observe(holder: nil) == .claim)
+        #expect(two.observe(holder: nil) == .claim)
+        // The broker relays hub-1's claim, then hub-2's, to both.
+        #expect(one.observe(holder: "hub-1") == .activate)
+        #expect(two.observe(holder: "hub-1") == .none)
+        #expect(one.observe(holder: "hub-2") == .stepDown)
+        #expect(two.observe(holder: "hub-2") == .activate)
+        #expect(one.role == .standby(active: "hub-2") && two.role == .active)
+    }
+
+    @Test func aStandbyTakesOverWhenTheClaimIsCleared() {
+        var standby = HubLock(hub: "hub-2")
+        #expect(standby.observe(holder: "hub-1") == .none)
+        #expect(standby.role == .standby(active: "hub-1"))
+        #expect(standby.observe(holder: nil) == .claim)
+        #expect(standby.observe(holder: "hub-2") == .activate)
+    }
+}
