@@ -38,7 +38,7 @@ cleanup() {
   set +e
   echo
   echo "demo: stopping agents and hub…"
-  # Reverse start order: agents, then hub, then the watcher, so their "offline" statuses are still shown.
+  # Reverse start order: agents, then hub, then the watcher, so the gateways' last events are still shown.
   for ((i = ${#pids[@]} - 1; i >= 1; i--)); do
     kill -TERM "${pids[i]}" 2>/dev/null || true
     wait "${pids[i]}" 2>/dev/null || true
@@ -62,17 +62,14 @@ done
 (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "demo: mosquitto did not start; see $run/mosquitto.log" >&2; exit 1; }
 echo "demo: mosquitto listening on 127.0.0.1:$port"
 
-# Process substitution keeps $! the program's own pid, so cleanup signals the program, not its log filter.
-setsid mosquitto_sub -h 127.0.0.1 -p "$port" -v -t 'beacontracker/museum/gateways/+/status' \
-  -t 'beacontracker/museum/hub/status' > >(sed -u 's/^/mqtt  /') &
+# The shipped hub.yaml, pointed at this broker.
+sed -e "s|^venue: venues/|venue: $PWD/config/venues/|; s|^  port: 1883|  port: $port|" config/hub.yaml > "$run/hub.yaml"
+
+# The events as alert subscribers see them. Process substitution keeps $! the program's own pid, so cleanup signals
+# the program, not its log filter.
+setsid "$bin/beacon-hub" watch --config "$run/hub.yaml" > >(sed -u 's/^/event /') 2>&1 &
 pids+=($!)
 
-cat > "$run/hub.yaml" <<YAML
-hub: hub-1
-site: museum
-venue: $PWD/config/venues/museum.yaml
-mqtt: { host: 127.0.0.1, port: $port }
-YAML
 setsid "$bin/beacon-hub" run --config "$run/hub.yaml" > >(sed -u 's/^/hub   /') 2>&1 &
 pids+=($!)
 
@@ -82,8 +79,9 @@ setsid "$bin/beacon-sim" run config/venues/museum.yaml --mqtt "127.0.0.1:$port" 
 pids+=($!)
 
 printf '%s\n' "${pids[@]}" >"$run/pids"
-echo "demo: hub and the simulated museum (9 gateways, 24 tags) running; watching status topics (Ctrl-C to stop)"
-echo "demo: sightings: mosquitto_sub -p $port -t 'beacontracker/museum/gateways/+/sightings' -v"
+echo "demo: hub and the simulated museum (9 gateways, 24 tags) running; printing the hub's events (Ctrl-C to stop)"
+echo "demo: raw events:  mosquitto_sub -p $port -t 'beacontracker/museum/events/#' -v"
+echo "demo: tag states:  $bin/beacon-hub watch --config $run/hub.yaml --states"
 if [ -n "${DEMO_SECONDS:-}" ]; then
   sleep "$DEMO_SECONDS"
 else

@@ -17,12 +17,14 @@ public final class SimulationDriver: Service, Sendable {
     let speed: Double
     let duration: Double?
     let inputs: [GatewayID: AsyncStream<TimedReport>.Continuation]
+    let truthPath: String?
     let logger: Logger
 
     init(
         venue: Venue, seed: UInt64, speed: Double, duration: Double?,
-        inputs: [GatewayID: AsyncStream<TimedReport>.Continuation], logger: Logger
+        inputs: [GatewayID: AsyncStream<TimedReport>.Continuation], truthPath: String?, logger: Logger
     ) {
+        self.truthPath = truthPath
         self.venue = venue
         self.seed = seed
         self.speed = speed
@@ -33,6 +35,14 @@ public final class SimulationDriver: Service, Sendable {
 
     public func run() async throws {
         let start = Date().timeIntervalSince1970
+        let truth = try truthPath.map { try LineFileWriter(path: $0) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        func write(_ interval: TruthInterval) {
+            if let truth, let data = try? encoder.encode(interval) {
+                truth.write(String(decoding: data, as: UTF8.self))
+            }
+        }
         var simulation = VenueSimulation(venue: venue, seed: seed, start: start)
         var rng = SeededGenerator(seed: seed)
         let tags = SimulatedTag.expand(venue, using: &rng)
@@ -68,13 +78,17 @@ public final class SimulationDriver: Service, Sendable {
                             txPower: nil, data: data)
                         inputs[line.gateway]?.yield(TimedReport(report: report, time: line.t))
                         sent += 1
-                    }, truth: { _ in })
+                    }, truth: write)
                 try? await Task.sleep(for: .milliseconds(100))
             }
         } onGracefulShutdown: {
             stopping.withLock { $0 = true }
         }
         for input in inputs.values { input.finish() }
+        if let truth {
+            simulation.finish(at: start + (clock.now - began).seconds * speed, truth: write)
+            try truth.close()
+        }
         logger.info("simulation stopped", metadata: ["reports": "\(sent)"])
     }
 }
@@ -90,7 +104,7 @@ extension Duration {
 /// ServiceGroup, the driver last so that it stops first.
 public func buildLiveSimulation(
     venue: Venue, seed: UInt64, speed: Double, duration: Double?, host: String, port: Int, outboxDirectory: String,
-    logger: Logger
+    truthPath: String? = nil, logger: Logger
 ) throws -> [any Service] {
     try FileManager.default.createDirectory(atPath: outboxDirectory, withIntermediateDirectories: true)
     var services: [any Service] = []
@@ -116,6 +130,8 @@ public func buildLiveSimulation(
                 logger: agentLogger))
     }
     services.append(
-        SimulationDriver(venue: venue, seed: seed, speed: speed, duration: duration, inputs: inputs, logger: logger))
+        SimulationDriver(
+            venue: venue, seed: seed, speed: speed, duration: duration, inputs: inputs, truthPath: truthPath,
+            logger: logger))
     return services
 }

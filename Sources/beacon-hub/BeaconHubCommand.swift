@@ -1,10 +1,12 @@
 import ArgumentParser
 import BeaconConfig
 import BeaconHub
+import BeaconMQTT
 import BeaconModel
 import Foundation
 import Logging
 import ServiceLifecycle
+import UnixSignals
 import ZoneInference
 
 @main
@@ -14,7 +16,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
         abstract: "BeaconTracker hub: fuses sightings from every gateway into zones, events and history.",
         discussion: "Configuration: docs/configuration.md. Zone inference: docs/inference.md.",
         version: BeaconTrackerVersion.current,
-        subcommands: [Run.self, Replay.self, Calibrate.self],
+        subcommands: [Run.self, Watch.self, Replay.self, Calibrate.self],
         defaultSubcommand: Run.self
     )
 
@@ -47,6 +49,58 @@ struct BeaconHubCommand: AsyncParsableCommand {
                 services: [hub], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
                 logger: logger)
             try await group.run()
+        }
+    }
+
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the site's events as they happen (and tag states and zone occupancy with --states).")
+
+        @Option(help: "Path of hub.yaml (its broker, root and site are used).")
+        var config = "/etc/beacontracker/hub.yaml"
+
+        @Flag(help: "Also print every tag state and zone occupancy change.")
+        var states = false
+
+        @Flag(help: "Print each message as JSON ({\"topic\":…,\"payload\":…}) instead of a readable line.")
+        var json = false
+
+        func run() async throws {
+            let configuration: HubConfiguration
+            let client: MQTTClient
+            do {
+                configuration = try HubConfiguration.load(from: config)
+                var mqtt = try configuration.mqtt.clientConfiguration(
+                    defaultClientID: "watch", cleanSession: true, will: nil, configFile: config)
+                mqtt.clientID = "watch-\(configuration.hub)-\(UUID().uuidString.prefix(8))"
+                client = try MQTTClient(configuration: mqtt, logger: Logger(label: "beacontracker.watch"))
+            } catch {
+                print("error: \(error)")
+                throw ExitCode(78)
+            }
+            let topics = configuration.mqtt.topics(site: configuration.site)
+            do {
+                try await client.connect()
+            } catch {
+                print("error: \(error)")
+                throw ExitCode(69)
+            }
+            await withTaskGroup(of: Void.self) { group in
+                for filter in WatchTool.filters(topics, states: states) {
+                    group.addTask {
+                        guard let subscription = try? await client.subscribe(to: filter) else { return }
+                        for await message in subscription {
+                            if let line = WatchTool.line(for: message, json: json) {
+                                // Unbuffered, so that a pipe (grep, a log file) sees each line as it comes.
+                                FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                            }
+                        }
+                    }
+                }
+                let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+                for await _ in signals { break }
+                await client.shutdown()
+            }
         }
     }
 

@@ -36,6 +36,9 @@ struct BeaconSimCommand: AsyncParsableCommand {
         @Option(help: "With --mqtt: where the simulated gateways keep their outboxes (default: a temporary directory).")
         var outboxDir: String?
 
+        @Option(help: "With --mqtt: write the ground truth (truth lines, as --out does) to this file as it happens.")
+        var truth: String?
+
         @Option(help: "How long to simulate: 90s, 30m, 1h, 2h30m, or seconds (with --mqtt: until stopped if absent).")
         var duration: String?
 
@@ -56,6 +59,9 @@ struct BeaconSimCommand: AsyncParsableCommand {
                 throw ValidationError("--duration \(duration): expected e.g. 90s, 30m, 1h, 2h30m, or seconds")
             }
             guard speed > 0 else { throw ValidationError("--speed must be positive") }
+            if truth != nil && mqtt == nil {
+                throw ValidationError("--truth goes with --mqtt (--out writes truth.jsonl)")
+            }
         }
 
         func run() async throws {
@@ -98,7 +104,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
                 outboxDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("beacon-sim-\(UUID())").path
             let services = try buildLiveSimulation(
                 venue: venue, seed: seed, speed: speed, duration: duration, host: String(parts[0]), port: port,
-                outboxDirectory: directory, logger: logger)
+                outboxDirectory: directory, truthPath: truth, logger: logger)
             var configurations = services.dropLast().map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
             if let driver = services.last {
                 configurations.append(.init(service: driver, successTerminationBehavior: .gracefullyShutdownGroup))

@@ -82,7 +82,12 @@ struct ProgramsTests {
         let broker = try MosquittoBroker()
         try await broker.start()
         let mqtt = "mqtt: { host: 127.0.0.1, port: \(broker.port) }"
-        let hubConfig = try write("hub.yaml", "hub: hub-e2e\nsite: e2e\n\(mqtt)\n")
+        _ = try write(
+            "venue.yaml",
+            "site: e2e\nzones: [{ id: hall, rect: { x: 0, y: 0, width: 10, height: 10 } }]\n"
+                + "doors: [{ between: [outside, hall], at: [5, 0] }]\n"
+                + "gateways: [{ id: gw-term, zone: hall, position: [5, 5] }]\n")
+        let hubConfig = try write("hub.yaml", "hub: hub-e2e\nsite: e2e\nvenue: venue.yaml\n\(mqtt)\n")
         let agentConfig = try write(
             "gw.yaml", "gateway: gw-term\nsite: e2e\n\(mqtt)\noutbox: { path: \(directory.path)/outbox.db }\n")
         let (watcher, statuses) = try await watch(broker, "beacontracker/e2e/#")
@@ -102,7 +107,7 @@ struct ProgramsTests {
         #expect(hubGoodbye?.reason == "shutdown")
         #expect(await hub.waitForExit() == 0)
         #expect(hub.text.contains("gateway=gw-term"))
-        #expect(hub.text.contains("state=offline"))
+        #expect(hub.text.contains("code=gateway-offline"))
         await watcher.shutdown()
         await broker.stop()
     }
