@@ -14,6 +14,7 @@ bench:
 	$$(swift build -c release --show-bin-path)/beacon-bench decode
 	$$(swift build -c release --show-bin-path)/beacon-bench agent
 	$$(swift build -c release --show-bin-path)/beacon-bench engine
+	$$(swift build -c release --show-bin-path)/beacon-bench hub
 
 build:
 	bash scripts/setup.sh

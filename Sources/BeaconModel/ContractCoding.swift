@@ -27,6 +27,13 @@ public enum ContractCoding {
                 "payload of \(bytes.count) bytes exceeds the \(maximumPayloadBytes)-byte limit: send smaller batches")
         }
         let data = Data(bytes)
+        // The usual case in one parse: a payload of a version this build reads. Anything else is parsed again below
+        // to say exactly what is wrong.
+        if let payload = try? JSONDecoder().decode(Versioned<T>.self, from: data),
+            payload.version <= ContractVersion.current, payload.version >= 1
+        {
+            return payload.value
+        }
         let header: VersionHeader
         do {
             header = try JSONDecoder().decode(VersionHeader.self, from: data)
@@ -80,6 +87,19 @@ public enum ContractCoding {
 
     private struct VersionHeader: Decodable {
         var version: Int
+    }
+
+    /// The version and the payload, decoded from the same object in one pass.
+    private struct Versioned<T: Decodable>: Decodable {
+        var version: Int
+        var value: T
+
+        init(from decoder: any Decoder) throws {
+            version = try decoder.container(keyedBy: Key.self).decode(Int.self, forKey: .version)
+            value = try T(from: decoder)
+        }
+
+        private enum Key: String, CodingKey { case version }
     }
 }
 

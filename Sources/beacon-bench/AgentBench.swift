@@ -74,33 +74,18 @@ struct AgentBench: AsyncParsableCommand {
         let pid = process.processIdentifier
         try await Task.sleep(for: .seconds(1))  // start-up is not steady state
         let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
-        let startTicks = cpuTicks(pid)
+        let startTicks = ProcessStats.cpuTicks(pid)
         let start = ContinuousClock.now
         var maxRSS = 0.0
         while (ContinuousClock.now - start) < .seconds(seconds - 1) && process.isRunning {
-            maxRSS = max(maxRSS, rssMiB(pid))
+            maxRSS = max(maxRSS, ProcessStats.rssMiB(pid))
             try await Task.sleep(for: .milliseconds(250))
         }
-        let cpu = (cpuTicks(pid) - startTicks) / ticksPerSecond / (ContinuousClock.now - start).seconds * 100
+        let cpu =
+            (ProcessStats.cpuTicks(pid) - startTicks) / ticksPerSecond / (ContinuousClock.now - start).seconds * 100
         kill(pid, SIGTERM)
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         return (cpu, maxRSS)
-    }
-
-    func cpuTicks(_ pid: Int32) -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // Fields after the command: state(0) … utime(11) stime(12).
-        return (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
-    }
-
-    func rssMiB(_ pid: Int32) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
-        else { return 0 }
-        return (Double(line.split(separator: " ")[1]) ?? 0) / 1024
     }
 }
 

@@ -11,7 +11,7 @@ struct BeaconBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacon-bench",
         abstract: "BeaconTracker benchmarks: print figures with a same-run baseline.",
-        subcommands: [MQTTBench.self, DecodeBench.self, AgentBench.self, EngineBench.self],
+        subcommands: [MQTTBench.self, DecodeBench.self, AgentBench.self, EngineBench.self, HubBench.self],
         defaultSubcommand: MQTTBench.self
     )
 }
