@@ -10,7 +10,7 @@ swift build --build-tests 2>&1 | grep -vE "^\[[0-9]+/[0-9]+\]" | tail -n 20
 
 echo "test: demo smoke run (12 s)"
 out=$(DEMO_SECONDS=12 bash scripts/demo.sh 2>&1)
-for expected in 'event .* hub +hub-1 +online' 'event .* (enter|exit|unknown) +(visitor|guide)-' 'event .* gateway-offline.*shutdown' \
+for expected in 'event .* hub +hub-1 +online' 'event .* (enter|exit|unknown) +(visitor|guide)-' 'event .*\[gateway-offline\].*shutdown' \
   'hub stopped' 'demo: stopped'; do
   if ! grep -qE "$expected" <<<"$out"; then
     echo "$out" | tail -n 40

@@ -47,13 +47,6 @@ import Testing
         return path
     }
 
-    func watch(_ broker: MosquittoBroker, _ filter: String) async throws -> (MQTTClient, MessageCollector) {
-        let watcher = try MQTTClient(
-            configuration: MQTTConfiguration(host: broker.host, port: broker.port, clientID: "watcher-\(UUID())"))
-        try await watcher.connect()
-        return (watcher, MessageCollector(try await watcher.subscribe(to: filter)))
-    }
-
     /// Plays one gateway's agent by hand: contract batches with exact control over boot, sequence and clock.
     final class FakeAgent: Sendable {
         let client: MQTTClient

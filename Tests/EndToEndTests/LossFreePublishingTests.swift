@@ -51,13 +51,6 @@ struct LossFreePublishingTests {
         return (path, beacons)
     }
 
-    func watch(_ broker: MosquittoBroker, _ filter: String) async throws -> (MQTTClient, MessageCollector) {
-        let watcher = try MQTTClient(
-            configuration: MQTTConfiguration(host: broker.host, port: broker.port, clientID: "watcher-\(UUID())"))
-        try await watcher.connect()
-        return (watcher, MessageCollector(try await watcher.subscribe(to: filter)))
-    }
-
     func agentConfig(_ broker: MosquittoBroker) throws -> String {
         let path = directory.appendingPathComponent("agent.yaml").path
         try """

@@ -1,3 +1,4 @@
+import BeaconMQTT
 import BrokerTestSupport
 import Foundation
 
@@ -55,4 +56,12 @@ enum Programs {
         }
         return (status, running.text)
     }
+}
+
+/// A client subscribed to `filter` on `broker`, collecting what arrives (the tests' eyes on the broker).
+func watch(_ broker: MosquittoBroker, _ filter: String) async throws -> (MQTTClient, MessageCollector) {
+    let watcher = try MQTTClient(
+        configuration: MQTTConfiguration(host: broker.host, port: broker.port, clientID: "watcher-\(UUID())"))
+    try await watcher.connect()
+    return (watcher, MessageCollector(try await watcher.subscribe(to: filter)))
 }

@@ -20,13 +20,6 @@ struct ProgramsTests {
         return path
     }
 
-    func watch(_ broker: MosquittoBroker, _ filter: String) async throws -> (MQTTClient, MessageCollector) {
-        let watcher = try MQTTClient(
-            configuration: MQTTConfiguration(host: broker.host, port: broker.port, clientID: "watcher-\(UUID())"))
-        try await watcher.connect()
-        return (watcher, MessageCollector(try await watcher.subscribe(to: filter)))
-    }
-
     /// The first message decoding to a `T` that satisfies `predicate`, or nil after `timeout`.
     func first<T: Decodable & Sendable>(
         _ type: T.Type, in collector: MessageCollector, within timeout: Duration = .seconds(10),
