@@ -109,7 +109,9 @@ public final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// Starts mosquitto and waits until it accepts connections; on failure the error carries the broker's log.
-    public func start(timeout: Duration = .seconds(10)) async throws {
+    /// The generous default is for CI: with CPU-bound suites running beside, this wait may not be scheduled for a
+    /// while (a run timed out at 10 s with mosquitto up and logging).
+    public func start(timeout: Duration = .seconds(60)) async throws {
         let process = try ChildProcess.spawn(
             "/usr/sbin/mosquitto", ["-c", configFile.path], output: directory.appendingPathComponent("stderr.log").path)
         lock.withLock { self.process = process }
