@@ -19,7 +19,9 @@ public final class Hub: Service, Sendable {
     public let topics: Topics
     let lockClient: MQTTClient
     let makeMainClient: @Sendable () throws -> MQTTClient
-    let makeEngine: @Sendable () throws -> ZoneEngine
+    /// The engine as configured, before any sighting: each active period starts from a copy. Built once — the
+    /// venue model of a large site takes seconds.
+    let initialEngine: ZoneEngine
     let foreign: ForeignSightingDecoder?
     let logger: Logger
     let shared = Mutex(Shared())
@@ -36,13 +38,13 @@ public final class Hub: Service, Sendable {
     init(
         configuration: HubConfiguration, lockClient: MQTTClient,
         makeMainClient: @escaping @Sendable () throws -> MQTTClient,
-        makeEngine: @escaping @Sendable () throws -> ZoneEngine, logger: Logger
+        initialEngine: ZoneEngine, logger: Logger
     ) {
         self.configuration = configuration
         self.topics = configuration.mqtt.topics(site: configuration.site)
         self.lockClient = lockClient
         self.makeMainClient = makeMainClient
-        self.makeEngine = makeEngine
+        self.initialEngine = initialEngine
         let foreign =
             configuration.espresense != nil || configuration.openMQTTGateway != nil
             ? ForeignSightingDecoder(
@@ -170,7 +172,7 @@ public final class Hub: Service, Sendable {
             session = Session(
                 hub: self, client: try makeMainClient(),
                 core: HubCore(
-                    configuration: configuration, engine: try makeEngine(), now: Date().timeIntervalSince1970))
+                    configuration: configuration, engine: initialEngine, now: Date().timeIntervalSince1970))
         } catch {
             logger.critical("cannot start ingesting", metadata: ["error": "\(error)"])
             return
@@ -215,10 +217,10 @@ public func buildHub(
         configFile: configFile)
     lock.clientID = main.clientID + "-lock"
     lock.keepAlive = configuration.live.lockKeepAliveSeconds
-    _ = try configuration.makeEngine()
+    let engine = try configuration.makeEngine()
     let lockClient = try MQTTClient(configuration: lock, logger: logger)
     return Hub(
         configuration: configuration, lockClient: lockClient,
         makeMainClient: { try MQTTClient(configuration: main, logger: logger) },
-        makeEngine: { try configuration.makeEngine() }, logger: logger)
+        initialEngine: engine, logger: logger)
 }
