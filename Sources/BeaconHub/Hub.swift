@@ -28,8 +28,6 @@ public final class Hub: Service, Sendable {
 
     struct Shared {
         var role = HubLock.Role.undecided
-        var counters = HubCore.Counters()
-        var gateways: [GatewayID: HubCore.GatewayHealth] = [:]
         var session: Session?
         /// Messages seen on `hub/active`, to tell "no retained claim" from one.
         var claimMessages = 0
@@ -52,19 +50,6 @@ public final class Hub: Service, Sendable {
             : nil
         self.foreign = foreign
         self.logger = logger
-    }
-
-    /// Whether this hub holds the site, waits, or has not decided yet.
-    public var role: HubLock.Role { shared.withLock { $0.role } }
-
-    /// The ingest counters of the current (or last) active period.
-    public var counters: HubCore.Counters {
-        shared.withLock { $0.session?.core.withLock { $0.counters } ?? $0.counters }
-    }
-
-    /// Each gateway's health as the active hub sees it.
-    public var gatewayHealth: [GatewayID: HubCore.GatewayHealth] {
-        shared.withLock { $0.session?.core.withLock { $0.gateways } ?? $0.gateways }
     }
 
     public func run() async throws {
@@ -192,11 +177,7 @@ public final class Hub: Service, Sendable {
     func stopSession(reason: String?) async {
         guard let session = shared.withLock({ $0.session }) else { return }
         await session.stop(reason: reason)
-        shared.withLock { shared in
-            shared.counters = session.core.withLock { $0.counters }
-            shared.gateways = session.core.withLock { $0.gateways }
-            shared.session = nil
-        }
+        shared.withLock { $0.session = nil }
     }
 }
 

@@ -28,11 +28,10 @@ public struct HubCore: Sendable {
         /// OpenMQTTGateway nodes are not.
         public var monitored: Bool
         public var boot: String?
-        /// Clock offset (hub − gateway) of the latest boot with an unsynchronised clock.
-        public var clockOffset: Double?
         var tracker = AcknowledgementTracker()
         var ackDirty = false
         var gapSince: [String: Double] = [:]
+        /// Per boot with an unsynchronised clock: the offset (hub − gateway) its scan times are re-based by.
         var offsets: [String: Double] = [:]
     }
 
@@ -140,7 +139,6 @@ public struct HubCore: Sendable {
             let known = gateways[batch.gateway]!.offsets[batch.boot]
             offset = min(known ?? observed, observed)
             gateways[batch.gateway]!.offsets[batch.boot] = offset
-            gateways[batch.gateway]!.clockOffset = offset
             if known == nil || abs(offset - known!) > settings.skewAlertSeconds {
                 let skew = abs(offset)
                 if skew > settings.skewAlertSeconds {
@@ -266,8 +264,9 @@ public struct HubCore: Sendable {
     }
 
     mutating func watchGaps(at now: Double) {
-        for (gateway, health) in gateways where !health.tracker.entries.isEmpty {
+        for (gateway, health) in gateways {
             let gaps = health.tracker.gaps
+            guard !gaps.isEmpty || !health.gapSince.isEmpty else { continue }
             var since = health.gapSince.filter { entry in gaps.contains { $0.boot == entry.key } }
             for gap in gaps {
                 let started = since[gap.boot] ?? now
@@ -295,13 +294,16 @@ public struct HubCore: Sendable {
         guard !pending.isEmpty else { return }
         var done: [TagID] = []
         for tag in pending {
-            guard let state = engine.tagState(tag) else {
+            // The cheap summary first: most pending tags are heard, unchanged and not yet due.
+            guard let summary = engine.reportedState(tag) else {
                 done.append(tag)
                 continue
             }
             let last = published[tag]
-            let changed = last == nil || last!.state != state.state || last!.zone != state.zone
-            guard changed || now - last!.at >= settings.tagStateSeconds else { continue }
+            let changed = last == nil || last!.state != summary.state || last!.zone != summary.zone
+            guard changed || now - last!.at >= settings.tagStateSeconds, let state = engine.tagState(tag) else {
+                continue
+            }
             if changed { move(tag, from: last.map { ($0.state, $0.zone) }, to: (state.state, state.zone), at: now) }
             published[tag] = (state.state, state.zone, now)
             queue(state, to: topics.tagState(tag), retain: true)

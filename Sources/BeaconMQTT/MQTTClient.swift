@@ -331,11 +331,7 @@ public final class MQTTClient: @unchecked Sendable {
         let rc = payload.withUnsafeBytes { raw in
             mosquitto_publish(handle, &mid, topic, Int32(raw.count), raw.baseAddress, qos.rawValue, retain)
         }
-        guard rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && qos == .atLeastOnce) else {
-            throw rc == MOSQ_ERR_NO_CONN.rawValue
-                ? MQTTError(.notConnected, "not connected: a QoS 0 message to \(topic) is not queued; retry later")
-                : Self.publishError(rc, topic: topic)
-        }
+        if let error = Self.publishFailure(rc, qos: qos, topic: topic) { throw error }
         // Nobody waits for this PUBACK (or QoS 0 write notice): drop it when it comes, or now if it came already.
         state.withLock { state in
             if state.earlyAcknowledgements.remove(mid) == nil { state.abandoned.insert(mid) }
@@ -357,12 +353,7 @@ public final class MQTTClient: @unchecked Sendable {
         let rc = bytes.withUnsafeBytes { raw in
             mosquitto_publish(handle, &mid, topic, Int32(raw.count), raw.baseAddress, qos.rawValue, retain)
         }
-        let queued = rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && qos == .atLeastOnce)
-        guard queued else {
-            let error =
-                rc == MOSQ_ERR_NO_CONN.rawValue
-                ? MQTTError(.notConnected, "not connected: a QoS 0 message to \(topic) is not queued; retry later")
-                : Self.publishError(rc, topic: topic)
+        if let error = Self.publishFailure(rc, qos: qos, topic: topic) {
             continuation.resume(returning: .failure(error))
             return
         }
@@ -383,6 +374,16 @@ public final class MQTTClient: @unchecked Sendable {
         } else {
             registered(mid)
         }
+    }
+
+    /// What `mosquitto_publish`'s result means for the caller: nil when the message is queued — which includes a
+    /// QoS 1 message while disconnected (libmosquitto sends it after the reconnect).
+    private static func publishFailure(_ rc: Int32, qos: MQTTQoS, topic: String) -> MQTTError? {
+        if rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && qos == .atLeastOnce) { return nil }
+        if rc == MOSQ_ERR_NO_CONN.rawValue {
+            return MQTTError(.notConnected, "not connected: a QoS 0 message to \(topic) is not queued; retry later")
+        }
+        return publishError(rc, topic: topic)
     }
 
     private static func publishError(_ rc: Int32, topic: String) -> MQTTError {

@@ -208,9 +208,20 @@ public struct ZoneEngine: Sendable {
         return anyUnknown || !anyMember ? .unknown : .outside
     }
 
+    /// A tag's reported state and zone, as `tagState` gives them, without building the gateway readings.
+    public func reportedState(_ tag: TagID) -> (state: TagState.State, zone: ZoneID?)? {
+        guard let index = trackByTag[tag] else { return nil }
+        let track = tracks[index]
+        let inside = track.state != model.noZone
+        return (
+            !track.everHeard || track.unknown ? .unknown : inside ? .inside : .outside,
+            inside ? model.zones[track.state] : nil
+        )
+    }
+
     /// The retained state of a tag (docs/mqtt.md, "Tag state"); nil for a tag the engine has not met.
     public func tagState(_ tag: TagID) -> TagState? {
-        guard let index = trackByTag[tag] else { return nil }
+        guard let index = trackByTag[tag], let summary = reportedState(tag) else { return nil }
         let track = tracks[index]
         let stale = staleFor(track)
         // Without an advertised power a distance needs a calibration (its offsets carry the walk tag's power);
@@ -225,11 +236,9 @@ public struct ZoneEngine: Sendable {
                 gateway: model.gateways[Int(reading.gateway)], rssi: Int(level.rounded()), distance: distance,
                 proximity: Ranging.proximity(distance: distance), lastSeen: reading.lastSeen)
         }
-        let inside = track.state != model.noZone
         return TagState(
-            tag: track.tag, beacon: track.beacon,
-            state: !track.everHeard || track.unknown ? .unknown : inside ? .inside : .outside,
-            zone: inside ? model.zones[track.state] : nil, since: track.since, confidence: track.confidence,
+            tag: track.tag, beacon: track.beacon, state: summary.state, zone: summary.zone, since: track.since,
+            confidence: track.confidence,
             lastSeen: track.everHeard ? track.lastHeard : nil, gateways: readings)
     }
 

