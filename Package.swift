@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
         // Executables: parse arguments, load configuration, call the wiring library.
@@ -57,6 +58,7 @@ let package = Package(
             name: "beacon-bench",
             dependencies: [
                 "BeaconMQTT", "BeaconModel", "BeaconDecoding", "BrokerTestSupport", "BeaconConfig", "ZoneInference",
+                "BeaconHub", "BeaconStore", "Simulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -140,7 +142,8 @@ let package = Package(
         .target(
             name: "BeaconHub",
             dependencies: [
-                "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding", "ZoneInference",
+                "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "ZoneInference",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -175,7 +178,7 @@ let package = Package(
         .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BeaconHubTests",
-            dependencies: ["BeaconHub", "BeaconModel", "BeaconConfig", "BeaconMQTT", "ZoneInference"],
+            dependencies: ["BeaconHub", "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconStore", "ZoneInference"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "BeaconModel", "BeaconConfig", "ZoneInference"],

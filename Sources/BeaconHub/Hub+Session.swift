@@ -1,5 +1,6 @@
 import BeaconMQTT
 import BeaconModel
+import BeaconStore
 import Foundation
 import Logging
 import Synchronization
@@ -13,6 +14,8 @@ extension Hub {
         /// The core has one owner at a time: whoever holds this lock (message tasks and the ticker, briefly each).
         let core: Mutex<HubCore>
         let task = Mutex<Task<Void, Never>?>(nil)
+        /// A journal whose commit failed, tried again (with what came since) by the next commit.
+        let failedJournal = Mutex<HubJournal?>(nil)
 
         init(hub: Hub, client: MQTTClient, core: HubCore) {
             self.hub = hub
@@ -28,8 +31,23 @@ extension Hub {
             client.start()
             logger.info("active: ingesting", metadata: ["hub": "\(hub.configuration.hub)"])
             await withTaskGroup(of: Void.self) { group in
-                // Carry on from the retained state: acknowledgements (so later batches are acknowledged at once) and
-                // tag states (so tags still in their zone get no second enter). Then ingest.
+                // Carry on from the database (committed acknowledgements, open visits), then from the retained
+                // state: acknowledgements (so later batches are acknowledged at once) and tag states (so tags still
+                // in their zone get no second enter). Then ingest.
+                if let store = hub.store {
+                    do {
+                        let recovered = try await store.recover()
+                        core.withLock { $0.recover(recovered, at: Date().timeIntervalSince1970) }
+                        logger.info(
+                            "carrying on from the database",
+                            metadata: [
+                                "boots": "\(recovered.acks.count)", "tagsInZones": "\(recovered.liveTags.count)",
+                                "unacknowledgedBatches": "\(recovered.committedBeyondAck.count)",
+                            ])
+                    } catch {
+                        logger.error("cannot read the database back: starting without it", metadata: ["error": "\(error)"])
+                    }
+                }
                 await restore()
                 core.withLock { $0.startPublishing() }
                 var filters = [topics.allSightings, topics.allGatewayStatus]
@@ -65,6 +83,7 @@ extension Hub {
                 }
                 group.addTask { [self] in await tick() }
                 group.addTask { [self] in await report() }
+                if hub.store != nil { group.addTask { [self] in await persist() } }
                 await group.waitForAll()
             }
         }
@@ -122,6 +141,59 @@ extension Hub {
                     if let payload = try? ContractCoding.encode(status(.online, at: now)) {
                         send([HubCore.Outgoing(topic: topics.hubStatus, payload: payload, retain: true)])
                     }
+                }
+            }
+        }
+
+        /// Commits the journal every `store.commitSeconds`, and prunes raw sightings past their retention.
+        func persist() async {
+            guard let settings = hub.configuration.store else { return }
+            var lastPrune = -Double.infinity
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(settings.commitSeconds))
+                await commitOnce()
+                let now = Date().timeIntervalSince1970
+                if settings.rawSightings, now - lastPrune >= 60, let store = hub.store {
+                    lastPrune = now
+                    let cutoff = now - settings.rawRetentionHours * 3600
+                    // Not a child task: a cancelled session must not abandon a write half-way through GRDB's queue.
+                    let pruned = await Task { try await store.pruneSightings(before: cutoff) }.result
+                    if case .success(let count) = pruned, count > 0 {
+                        logger.debug("raw sightings past retention deleted", metadata: ["rows": "\(count)"])
+                    }
+                }
+            }
+        }
+
+        /// One commit of everything journalled (and of a failed commit's journal before it). Acknowledgements for
+        /// the batches it holds are published only after it succeeds. Serial: called by `persist` and, once that has
+        /// ended, by `stop`.
+        func commitOnce() async {
+            guard let store = hub.store else { return }
+            var journal = failedJournal.withLock { $0.take() } ?? HubJournal()
+            journal.append(core.withLock { $0.takeJournal() })
+            guard !journal.isEmpty else { return }
+            let now = Date().timeIntervalSince1970
+            // An unstructured task: the write runs to its end even when the session is being cancelled.
+            let outcome = await Task { [journal] in try await store.commit(journal, at: now) }.result
+            switch outcome {
+            case .success(let result):
+                if result.duplicateBatches > 0 {
+                    logger.warning("batches committed twice", metadata: ["batches": "\(result.duplicateBatches)"])
+                }
+                let connected = client.isConnected
+                core.withLock { core in
+                    core.committed(result, batches: journal.batches.count, at: Date().timeIntervalSince1970)
+                    if connected { core.publishAcknowledgements(at: Date().timeIntervalSince1970) }
+                    send(core.takeOutgoing())
+                }
+            case .failure(let error):
+                failedJournal.withLock { $0 = journal }
+                let storeError = error as? StoreError ?? StoreError(.io, "\(error)")
+                logger.error("cannot commit", metadata: ["error": "\(storeError)", "rows": "\(journal.rowCount)"])
+                core.withLock { core in
+                    core.commitFailed(storeError, at: Date().timeIntervalSince1970)
+                    send(core.takeOutgoing())
                 }
             }
         }
@@ -188,6 +260,12 @@ extension Hub {
             let running = task.withLock { $0 }
             running?.cancel()
             await running?.value
+            // The last decisions and their commit, then the acknowledgements it allows.
+            core.withLock { core in
+                core.tick(at: Date().timeIntervalSince1970, connected: client.isConnected)
+                send(core.takeOutgoing())
+            }
+            await commitOnce()
             if client.isConnected {
                 core.withLock { core in
                     core.tick(at: Date().timeIntervalSince1970, connected: true)

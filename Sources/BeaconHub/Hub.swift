@@ -1,6 +1,7 @@
 import BeaconConfig
 import BeaconMQTT
 import BeaconModel
+import BeaconStore
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -23,6 +24,9 @@ public final class Hub: Service, Sendable {
     /// venue model of a large site takes seconds.
     let initialEngine: ZoneEngine
     let foreign: ForeignSightingDecoder?
+    /// The history database (writer lock held for the process's life), `nil` without `store:`.
+    let store: HubStore?
+    let pseudonyms: TagPseudonyms
     let logger: Logger
     let shared = Mutex(Shared())
 
@@ -36,8 +40,10 @@ public final class Hub: Service, Sendable {
     init(
         configuration: HubConfiguration, lockClient: MQTTClient,
         makeMainClient: @escaping @Sendable () throws -> MQTTClient,
-        initialEngine: ZoneEngine, logger: Logger
+        initialEngine: ZoneEngine, store: HubStore?, pseudonyms: TagPseudonyms, logger: Logger
     ) {
+        self.store = store
+        self.pseudonyms = pseudonyms
         self.configuration = configuration
         self.topics = configuration.mqtt.topics(site: configuration.site)
         self.lockClient = lockClient
@@ -53,6 +59,16 @@ public final class Hub: Service, Sendable {
     }
 
     public func run() async throws {
+        if let store {
+            // A database of another site or pseudonymisation is refused before anything is ingested.
+            try await store.adopt(site: configuration.site.rawValue, keyID: pseudonyms.keyID)
+            if let venue = configuration.loadedVenue {
+                try await store.describeVenue(
+                    zones: venue.zones.map { ($0.id.rawValue, $0.name) },
+                    gateways: venue.gateways.map { ($0.id.rawValue, $0.zone?.rawValue, $0.position.x, $0.position.y) })
+            }
+        }
+        defer { try? store?.close() }
         let (signals, signal) = AsyncStream<HubID?>.makeStream()
         let stopping = Mutex(false)
         // Made before the client starts, so that the first connect is not missed.
@@ -157,7 +173,8 @@ public final class Hub: Service, Sendable {
             session = Session(
                 hub: self, client: try makeMainClient(),
                 core: HubCore(
-                    configuration: configuration, engine: initialEngine, now: Date().timeIntervalSince1970))
+                    configuration: configuration, engine: initialEngine, now: Date().timeIntervalSince1970,
+                    persistence: configuration.store.map { HubCore.Persistence($0, pseudonyms: pseudonyms) }))
         } catch {
             logger.critical("cannot start ingesting", metadata: ["error": "\(error)"])
             return
@@ -199,9 +216,16 @@ public func buildHub(
     lock.clientID = main.clientID + "-lock"
     lock.keepAlive = configuration.live.lockKeepAliveSeconds
     let engine = try configuration.makeEngine()
+    let pseudonyms = try TagPseudonyms.load(configuration.store)
+    let store = try configuration.store.map { settings in
+        try HubStore(path: settings.path, durability: settings.synchronous, tripGapSeconds: settings.tripGapSeconds)
+    }
+    if store == nil {
+        logger.warning("no store: in hub.yaml: no history is kept, and batches are acknowledged once applied")
+    }
     let lockClient = try MQTTClient(configuration: lock, logger: logger)
     return Hub(
         configuration: configuration, lockClient: lockClient,
         makeMainClient: { try MQTTClient(configuration: main, logger: logger) },
-        initialEngine: engine, logger: logger)
+        initialEngine: engine, store: store, pseudonyms: pseudonyms, logger: logger)
 }

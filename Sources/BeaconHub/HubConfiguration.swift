@@ -26,12 +26,14 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
     public var espresense: ESPresenseSettings?
     /// OpenMQTTGateway / Theengs Gateway BLE gateways whose readings the hub takes as sightings.
     public var openMQTTGateway: OpenMQTTGatewaySettings?
+    /// The history database (docs/storage.md); without it the hub keeps no history.
+    public var store: HubStoreSettings?
     /// The venue and calibration files as `load(from:)` read and checked them, so that nothing reads them twice.
     public private(set) var loadedVenue: Venue?
     public private(set) var loadedCalibration: Calibration?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case hub, site, mqtt, venue, inference, calibration, tags, regions, live, espresense, openMQTTGateway
+        case hub, site, mqtt, venue, inference, calibration, tags, regions, live, espresense, openMQTTGateway, store
     }
 
     public init(from decoder: any Decoder) throws {
@@ -47,6 +49,7 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         live = try container.decodeIfPresent(HubLiveSettings.self, forKey: .live) ?? HubLiveSettings()
         espresense = try container.decodeIfPresent(ESPresenseSettings.self, forKey: .espresense)
         openMQTTGateway = try container.decodeIfPresent(OpenMQTTGatewaySettings.self, forKey: .openMQTTGateway)
+        store = try container.decodeIfPresent(HubStoreSettings.self, forKey: .store)
     }
 
     /// Reads and checks hub.yaml, and the venue file it names (a relative path is taken from hub.yaml's folder).
@@ -66,6 +69,11 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
             }
             configuration.calibration = resolved
             configuration.loadedCalibration = loaded
+        }
+        if var store = configuration.store {
+            store.path = resolve(store.path)
+            store.keyFile = store.keyFile.map(resolve)
+            configuration.store = store
         }
         if let venue = configuration.venue {
             let resolved = resolve(venue)

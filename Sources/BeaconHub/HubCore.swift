@@ -1,4 +1,5 @@
 import BeaconModel
+import BeaconStore
 import Foundation
 import ZoneInference
 
@@ -28,18 +29,43 @@ public struct HubCore: Sendable {
         /// OpenMQTTGateway nodes are not.
         public var monitored: Bool
         public var boot: String?
+        /// Batches received (deduplication).
         var tracker = AcknowledgementTracker()
+        /// Batches committed to the store (what is acknowledged when the hub has one).
+        var committed = AcknowledgementTracker()
+        var lastStatus: [String?] = []
         var ackDirty = false
         var gapSince: [String: Double] = [:]
         /// Per boot with an unsynchronised clock: the offset (hub − gateway) its scan times are re-based by.
         var offsets: [String: Double] = [:]
     }
 
+    /// How the core journals for the history database.
+    public struct Persistence: Sendable {
+        public var pseudonyms: TagPseudonyms
+        public var rawSightings: Bool
+        public var maxBacklogBatches: Int
+
+        public init(pseudonyms: TagPseudonyms = .none, rawSightings: Bool = false, maxBacklogBatches: Int = 10_000) {
+            self.pseudonyms = pseudonyms
+            self.rawSightings = rawSightings
+            self.maxBacklogBatches = maxBacklogBatches
+        }
+
+        public init(_ settings: HubStoreSettings, pseudonyms: TagPseudonyms) {
+            self.init(
+                pseudonyms: pseudonyms, rawSightings: settings.rawSightings,
+                maxBacklogBatches: settings.maxBacklogBatches)
+        }
+    }
+
     public let topics: Topics
     public let settings: HubLiveSettings
-    public private(set) var engine: ZoneEngine
-    public private(set) var counters = Counters()
-    public private(set) var gateways: [GatewayID: GatewayHealth] = [:]
+    /// `nil`: no database; batches are acknowledged once applied.
+    public let persistence: Persistence?
+    public internal(set) var engine: ZoneEngine
+    public internal(set) var counters = Counters()
+    public internal(set) var gateways: [GatewayID: GatewayHealth] = [:]
     var published: [TagID: (state: TagState.State, zone: ZoneID?, at: Double)] = [:]
     var pending: Set<TagID> = []
     var inside: [ZoneID: Set<TagID>] = [:]
@@ -50,12 +76,20 @@ public struct HubCore: Sendable {
     var events: [ZoneEvent] = []
     var outgoing: [Outgoing] = []
     var publishing = false
+    var journal = HubJournal()
+    var keys: [String: String] = [:]
+    var storeFailing = false
 
     /// `now` is the hub's clock when it starts: gateways of the venue are given their heartbeat timeout from then.
-    public init(configuration: HubConfiguration, engine: ZoneEngine, now: Double) {
+    /// With `persistence`, the core journals what to store (`takeJournal()`) and acknowledges only what was
+    /// committed (`committed(_:batches:at:)`).
+    public init(configuration: HubConfiguration, engine: ZoneEngine, now: Double, persistence: Persistence? = nil) {
         topics = configuration.mqtt.topics(site: configuration.site)
         settings = configuration.live
+        self.persistence = persistence
         self.engine = engine
+        self.engine.recordsMoves = persistence != nil
+        if persistence != nil { counters.store = HubStatus.Store() }
         let foreignOnly = configuration.espresense != nil || configuration.openMQTTGateway != nil
         for gateway in engine.model.gateways {
             gateways[gateway] = GatewayHealth(
@@ -81,7 +115,10 @@ public struct HubCore: Sendable {
         case .gatewayStatus(let status): receive(status, at: now)
         case .acknowledgement(let ack):
             guard gateways[ack.gateway] != nil else { return }
-            for entry in ack.acks { gateways[ack.gateway]?.tracker.seed(boot: entry.boot, seq: entry.seq) }
+            for entry in ack.acks {
+                gateways[ack.gateway]?.tracker.seed(boot: entry.boot, seq: entry.seq)
+                gateways[ack.gateway]?.committed.seed(boot: entry.boot, seq: entry.seq)
+            }
         case .tagState(let state): engine.restore(state, at: now)
         case .foreign(let sighting):
             guard gateways[sighting.gateway] != nil else {
@@ -111,6 +148,16 @@ public struct HubCore: Sendable {
             return
         }
         contact(batch.gateway, at: now, viaContract: true)
+        if let persistence, counters.store!.backlogBatches >= persistence.maxBacklogBatches,
+            gateways[batch.gateway]!.tracker.contiguous(boot: batch.boot) < batch.seq
+        {
+            // Not recorded as received: the agent keeps it and resends once the database takes writes again.
+            reject(
+                "store-backlog",
+                "\(counters.store!.backlogBatches) batches wait for the database (disk full?): batch refused, the "
+                    + "agent resends it later", gateway: batch.gateway, at: now)
+            return
+        }
         guard gateways[batch.gateway]!.tracker.record(boot: batch.boot, seq: batch.seq) else {
             // A resend: the agent missed the acknowledgement, so say it again.
             counters.duplicates += 1
@@ -122,6 +169,8 @@ public struct HubCore: Sendable {
         if batch.clockSynced {
             let newest = batch.sightings.reduce(batch.sent) { max($0, $1.t) }
             if newest > now + settings.maxFutureSeconds {
+                // Looked at and refused: its ledger row (no sightings) lets the acknowledgement move past it.
+                journalBatch(batch, sightings: 0, at: now)
                 reject(
                     "future-dated",
                     "batch \(batch.seq) is dated \(Int(newest - now)) s ahead of the hub's clock although the gateway "
@@ -152,12 +201,38 @@ public struct HubCore: Sendable {
         }
         counters.batches += 1
         counters.sightings += batch.sightings.count
+        journalBatch(batch, sightings: batch.sightings.count, at: now)
+        let raw = persistence?.rawSightings ?? false
         for sighting in batch.sightings {
             var line = SightingLine(sighting, gateway: batch.gateway)
             line.t += offset
             engine.ingest(line, events: &events)
+            if raw {
+                journal.sightings.append(
+                    HubJournal.Sighting(
+                        t: line.t, gateway: batch.gateway.rawValue, beaconKey: key(line.beacon), rssi: line.rssi,
+                        txPower: line.txPower))
+            }
         }
         flushEvents()
+    }
+
+    mutating func journalBatch(_ batch: SightingBatch, sightings: Int, at now: Double) {
+        guard persistence != nil else { return }
+        journal.batches.append(
+            HubJournal.Batch(
+                gateway: batch.gateway.rawValue, boot: batch.boot, seq: Int64(batch.seq), received: now,
+                sightings: sightings))
+        counters.store!.backlogBatches += 1
+    }
+
+    /// The id the history tables hold for a tag or beacon id (memoised: HMAC per sighting would cost).
+    mutating func key(_ id: String) -> String {
+        guard let persistence, persistence.pseudonyms.keyID != nil else { return id }
+        if let known = keys[id] { return known }
+        let value = persistence.pseudonyms.key(for: id)
+        keys[id] = value
+        return value
     }
 
     mutating func receive(_ status: GatewayStatus, at now: Double) {
@@ -169,6 +244,14 @@ public struct HubCore: Sendable {
         }
         health.monitored = true
         health.boot = status.boot
+        let said = [status.state.rawValue, status.boot]
+        if persistence != nil && said != health.lastStatus {
+            health.lastStatus = said
+            journal.statuses.append(
+                HubJournal.GatewayStatus(
+                    gateway: status.gateway.rawValue, t: now, state: status.state.rawValue, boot: status.boot,
+                    reason: status.reason, source: "gateway"))
+        }
         gateways[status.gateway] = health
         setHeartbeat(status.gateway, status.heartbeatSeconds.flatMap { $0 > 0 ? $0 : nil } ?? health.heartbeatSeconds)
         switch status.state {
@@ -197,6 +280,12 @@ public struct HubCore: Sendable {
     mutating func setOnline(_ gateway: GatewayID, _ online: Bool, at now: Double, reason: String) {
         guard gateways[gateway]?.online != online else { return }
         gateways[gateway]?.online = online
+        if persistence != nil {
+            journal.statuses.append(
+                HubJournal.GatewayStatus(
+                    gateway: gateway.rawValue, t: now, state: online ? "online" : "offline", boot: nil, reason: reason,
+                    source: "hub"))
+        }
         engine.setGateway(gateway, online: online, at: now, events: &events)
         events.append(
             ZoneEvent(
@@ -248,11 +337,7 @@ public struct HubCore: Sendable {
         flushEvents()
         guard publishing, connected else { return }
         updateStates(at: now)
-        for (gateway, health) in gateways where health.ackDirty {
-            gateways[gateway]!.ackDirty = false
-            let ack = Acknowledgement(gateway: gateway, t: now, acks: health.tracker.entries)
-            queue(ack, to: topics.acknowledgement(gateway), retain: true)
-        }
+        queueAcknowledgements(at: now)
         for zone in dirtyZones.sorted(by: { $0.rawValue < $1.rawValue }) {
             let unknown = unknownIn[zone, default: []].sorted { $0.rawValue < $1.rawValue }
             let occupancy = ZoneOccupancy(
@@ -261,6 +346,16 @@ public struct HubCore: Sendable {
             queue(occupancy, to: topics.zoneOccupancy(zone), retain: true)
         }
         dirtyZones.removeAll()
+    }
+
+    /// Acknowledgements of gateways with news: what was committed (with a store), or applied (without).
+    mutating func queueAcknowledgements(at now: Double) {
+        for (gateway, health) in gateways where health.ackDirty {
+            let entries = persistence == nil ? health.tracker.entries : health.committed.entries
+            gateways[gateway]!.ackDirty = false
+            guard !entries.isEmpty else { continue }
+            queue(Acknowledgement(gateway: gateway, t: now, acks: entries), to: topics.acknowledgement(gateway), retain: true)
+        }
     }
 
     mutating func watchGaps(at now: Double) {
@@ -276,6 +371,12 @@ public struct HubCore: Sendable {
                 else { continue }
                 since[gap.boot] = nil
                 counters.skippedSequences += skipped.count
+                if persistence != nil {
+                    journal.lost.append(
+                        HubJournal.LostBatches(
+                            gateway: gateway.rawValue, boot: gap.boot, first: Int64(skipped.lowerBound),
+                            last: Int64(skipped.upperBound), t: now))
+                }
                 gateways[gateway]!.ackDirty = true
                 alert(
                     "batches-lost", gateway: gateway, at: now,
@@ -357,10 +458,23 @@ public struct HubCore: Sendable {
     }
 
     mutating func flushEvents() {
+        if persistence != nil {
+            // Taken out while `key` (which memoises) runs, then put back: no copy of the journal.
+            var taken = HubJournal()
+            swap(&taken, &journal)
+            for move in engine.takeMoves() { taken.record(move) { key($0) } }
+            swap(&taken, &journal)
+        }
         guard !events.isEmpty else { return }
         for event in events {
             counters.events[event.type.rawValue, default: 0] += 1
             queue(event, to: topics.events(event.type), retain: false)
+            if persistence != nil {
+                var taken = HubJournal()
+                swap(&taken, &journal)
+                taken.record(event) { key($0) }
+                swap(&taken, &journal)
+            }
         }
         events.removeAll(keepingCapacity: true)
     }

@@ -1,4 +1,5 @@
 import BeaconModel
+import BeaconStore
 import Foundation
 import ZoneInference
 
@@ -11,6 +12,9 @@ public enum ReplayTool {
         public var counters: ZoneEngine.Counters
         public var events: Int
         public var wallSeconds: Double
+        /// Rows written to the database (`--db`), and its commits.
+        public var storedRows = 0
+        public var commits = 0
         /// Scan time covered.
         public var from: Double?
         public var to: Double?
@@ -24,19 +28,63 @@ public enum ReplayTool {
         try run(engine: configuration.makeEngine(), inputPath: inputPath, eventsPath: eventsPath, progress: progress)
     }
 
-    /// Replays `inputPath` through `engine`, writing one event line per event to `eventsPath`.
+    /// Where a replay writes history: the database, how ids are stored, and whether raw sightings are kept.
+    public struct History: Sendable {
+        public var store: HubStore
+        public var pseudonyms: TagPseudonyms
+        public var rawSightings: Bool
+        /// Rows gathered before a commit.
+        public var commitRows: Int
+
+        public init(store: HubStore, pseudonyms: TagPseudonyms, rawSightings: Bool, commitRows: Int = 20_000) {
+            self.store = store
+            self.pseudonyms = pseudonyms
+            self.rawSightings = rawSightings
+            self.commitRows = commitRows
+        }
+    }
+
+    /// Replays `inputPath` through `engine`, writing one event line per event to `eventsPath` and, with `history`,
+    /// the zone visits, transitions, events and dwell statistics (and raw sightings if asked) to the database, as the
+    /// live hub does — without a batch ledger (recordings carry no acknowledgements).
     public static func run(
-        engine: ZoneEngine, inputPath: String, eventsPath: String, progress: ((Double?, Double) -> Void)? = nil
+        engine: ZoneEngine, inputPath: String, eventsPath: String?, history: History? = nil,
+        progress: ((Double?, Double) -> Void)? = nil
     ) throws -> Summary {
         var engine = engine
-        let writer = try LineFileWriter(path: eventsPath)
+        engine.recordsMoves = history != nil
+        let writer = try eventsPath.map { try LineFileWriter(path: $0) }
         let began = ContinuousClock.now
         var events: [ZoneEvent] = []
         var written = 0
         var first: Double?
         var last: Double?
+        var journal = HubJournal()
+        var keys: [String: String] = [:]
+        var storedRows = 0
+        var commits = 0
+        func key(_ id: String) -> String {
+            if let known = keys[id] { return known }
+            let value = history?.pseudonyms.key(for: id) ?? id
+            keys[id] = value
+            return value
+        }
+        func commit() throws {
+            guard let history, !journal.isEmpty else { return }
+            _ = try history.store.commitNow(journal, at: Date().timeIntervalSince1970)
+            storedRows += journal.rowCount
+            commits += 1
+            journal = HubJournal()
+        }
         func flush() throws {
-            for event in events { writer.write(try ContractCoding.encodeLine(event)) }
+            if history != nil {
+                for move in engine.takeMoves() { journal.record(move, key: key) }
+                for event in events { journal.record(event, key: key) }
+                if journal.rowCount >= history!.commitRows { try commit() }
+            }
+            if let writer {
+                for event in events { writer.write(try ContractCoding.encodeLine(event)) }
+            }
             written += events.count
             events.removeAll(keepingCapacity: true)
         }
@@ -46,16 +94,24 @@ public enum ReplayTool {
             if first == nil { first = sighting.t }
             last = max(last ?? sighting.t, sighting.t)
             engine.ingest(sighting, events: &events)
-            if events.count > 1000 { try flush() }
+            if let history, history.rawSightings {
+                journal.sightings.append(
+                    HubJournal.Sighting(
+                        t: sighting.t, gateway: sighting.gateway.rawValue, beaconKey: key(sighting.beacon),
+                        rssi: sighting.rssi, txPower: sighting.txPower))
+            }
+            if events.count > 1000 || journal.rowCount >= 20_000 { try flush() }
         }
         // Decisions due by the last scan time; the recording's end is not the tags' departure.
         if let last { engine.advance(to: last, events: &events) }
         try flush()
-        try writer.close()
+        try commit()
+        try writer?.close()
         let elapsed = (ContinuousClock.now - began).components
         return Summary(
             input: input, counters: engine.counters, events: written,
-            wallSeconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, from: first, to: last)
+            wallSeconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, storedRows: storedRows,
+            commits: commits, from: first, to: last)
     }
 }
 
@@ -83,6 +139,9 @@ extension ReplayTool {
             "  \(summary.events) events: "
                 + counters.events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
         ]
+        if summary.commits > 0 {
+            lines.append("  history: \(summary.storedRows) rows in \(summary.commits) commits")
+        }
         if !summary.input.skipped.isEmpty {
             lines.append(
                 "  skipped \(summary.input.skipped.count) unreadable lines; first: \(summary.input.skipped[0])")

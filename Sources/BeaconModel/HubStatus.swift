@@ -29,10 +29,25 @@ public struct HubStatus: Sendable, Hashable, Codable {
         /// Sightings from ESPresense / OpenMQTTGateway nodes.
         public var foreign = 0
         /// Messages refused, by reason: `malformed`, `too-large`, `unsupported-version`, `gateway-mismatch`,
-        /// `future-dated`, `unknown-gateway`.
+        /// `future-dated`, `unknown-gateway`, `store-backlog`.
         public var rejected: [String: Int] = [:]
         /// Events published, by type.
         public var events: [String: Int] = [:]
+        /// The history database's side, when the hub has one (`store:` in hub.yaml).
+        public var store: Store?
+
+        public init() {}
+    }
+
+    /// Commits of the hub's database.
+    public struct Store: Sendable, Hashable, Codable {
+        public var commits = 0
+        /// Commits that failed (disk full, I/O error) and were retried.
+        public var failures = 0
+        /// Batches taken in and not yet committed (nor acknowledged).
+        public var backlogBatches = 0
+        /// Hub clock of the last successful commit.
+        public var lastCommit: Double?
 
         public init() {}
     }

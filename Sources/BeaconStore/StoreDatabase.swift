@@ -57,10 +57,52 @@ public final class StoreDatabase: Sendable {
         }
     }
 
+    /// Opens an existing database read-only, for queries beside a running writer. Its schema must be one this
+    /// build knows (older ones are read as they are only if no migration is missing).
+    public init(readingFrom path: String, schema: StoreSchema) throws(StoreError) {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            throw StoreError(.cannotOpen, "cannot open database \(path) for reading (\(error)): check it is readable")
+        }
+        self.path = path
+        let state: (superseded: Bool, complete: Bool)
+        do {
+            state = try queue.read { db in
+                (try schema.migrator.hasBeenSuperseded(db), try schema.migrator.hasCompletedMigrations(db))
+            }
+        } catch {
+            throw StoreError(.io, "cannot read database \(path): \(error)")
+        }
+        if state.superseded {
+            throw StoreError(
+                .newerSchema, "database \(path) was written by a newer BeaconTracker: upgrade this program to read it")
+        }
+        if !state.complete {
+            throw StoreError(
+                .olderSchema,
+                "database \(path) has an older schema: start beacon-hub run (or any writing command) once to upgrade it"
+            )
+        }
+    }
+
     /// Runs `work` in a write transaction on the writer's serial queue.
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await queue.write(work)
+        } catch let error as DatabaseError {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// Runs `work` in a write transaction, blocking the calling thread: for offline tools (replay) that run on their
+    /// own thread, never from async code.
+    func writeNow<T>(_ work: (Database) throws -> T) throws -> T {
+        do {
+            return try queue.write(work)
         } catch let error as DatabaseError {
             throw StoreError(error, path: path)
         }

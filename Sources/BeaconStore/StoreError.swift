@@ -4,9 +4,13 @@ import GRDB
 public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The failure class.
     public enum Code: String, Sendable, Hashable {
-        case cannotOpen = "cannot-open", newerSchema = "newer-schema", io
+        case cannotOpen = "cannot-open", newerSchema = "newer-schema", olderSchema = "older-schema", io
         /// SQLITE_FULL: the disk (or the file system's quota) is full.
         case diskFull = "disk-full"
+        /// Another process writes the file.
+        case locked
+        /// The database belongs to another site, or was written with another pseudonymisation.
+        case mismatch
     }
 
     public let code: Code

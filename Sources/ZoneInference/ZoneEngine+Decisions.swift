@@ -235,6 +235,12 @@ extension ZoneEngine {
                 .enter, index, zone: next, previous: previous, at: t, confidence: confidence, reason: reason,
                 dwell: nil, events: &events)
         }
+        if recordsMoves {
+            moves.append(
+                ZoneMove(
+                    tag: track.tag, beacon: track.beacon, region: region?.id, from: previous, to: next, t: t,
+                    confidence: (min(max(confidence, 0), 1) * 1000).rounded() / 1000))
+        }
         tracks[index].state = state
         tracks[index].since = t
         tracks[index].confidence = confidence

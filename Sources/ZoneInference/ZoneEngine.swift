@@ -49,6 +49,11 @@ public struct ZoneEngine: Sendable {
     var dirty: [Int] = []
     /// Tracks changed or heard since the last `takeTouched()`.
     var touched: [Int] = []
+    /// Zone changes since the last `takeMoves()`, kept only while `recordsMoves` is set.
+    var moves: [ZoneMove] = []
+    /// Whether zone changes are kept for `takeMoves()` (the hub's history); off by default, so that an engine
+    /// nobody drains does not grow.
+    public var recordsMoves = false
     /// Gateways reported offline (`setGateway(_:online:at:events:)`): their silence is no evidence.
     var gatewayOffline: [Bool]
     /// Each gateway's latest sign of life: its newest sighting (of any beacon), or `noteAlive`.
@@ -253,6 +258,12 @@ public struct ZoneEngine: Sendable {
             tracks[index].touched = false
             return tracks[index].tag
         }
+    }
+
+    /// The zone changes decided since the last call, in order (only while `recordsMoves` is set).
+    public mutating func takeMoves() -> [ZoneMove] {
+        defer { moves.removeAll(keepingCapacity: true) }
+        return moves
     }
 
     mutating func markTouched(_ index: Int) {

@@ -3,6 +3,7 @@ import BeaconConfig
 import BeaconHub
 import BeaconMQTT
 import BeaconModel
+import BeaconStore
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -16,7 +17,10 @@ struct BeaconHubCommand: AsyncParsableCommand {
         abstract: "BeaconTracker hub: fuses sightings from every gateway into zones, events and history.",
         discussion: "Configuration: docs/configuration.md. Zone inference: docs/inference.md.",
         version: BeaconTrackerVersion.current,
-        subcommands: [Run.self, Watch.self, Replay.self, Calibrate.self],
+        subcommands: [
+            Run.self, Watch.self, Replay.self, Calibrate.self, Visits.self, Dwell.self, Routes.self, Occupancy.self,
+            Forget.self,
+        ],
         defaultSubcommand: Run.self
     )
 
@@ -119,20 +123,57 @@ struct BeaconHubCommand: AsyncParsableCommand {
         var input: String
 
         @Option(help: "Where to write the event lines.")
-        var events: String
+        var events: String?
+
+        @Option(help: "Also write the history (visits, transitions, events, dwell) to this database file.")
+        var db: String?
+
+        @Flag(help: "Add to a database that already holds visits (by default that is refused: two histories mixed).")
+        var append = false
+
+        func validate() throws {
+            guard events != nil || db != nil else {
+                throw ValidationError("give --events FILE, --db FILE, or both")
+            }
+        }
 
         func run() throws {
             let engine: ZoneEngine
+            let configuration: HubConfiguration
+            var history: ReplayTool.History?
             do {
-                engine = try HubConfiguration.load(from: config).makeEngine()
+                configuration = try HubConfiguration.load(from: config)
+                engine = try configuration.makeEngine()
+                if let db {
+                    let settings = configuration.store
+                    let store = try HubStore(
+                        path: db, durability: settings?.synchronous ?? .normal,
+                        tripGapSeconds: settings?.tripGapSeconds ?? 600)
+                    let pseudonyms = try TagPseudonyms.load(settings)
+                    try store.adoptNow(site: configuration.site.rawValue, keyID: pseudonyms.keyID)
+                    if try store.hasVisitsNow() && !append {
+                        throw HubSetupError(
+                            "\(db) already holds visits: replay into a new file, or pass --append to add to them")
+                    }
+                    if let venue = configuration.loadedVenue {
+                        try store.describeVenueNow(
+                            zones: venue.zones.map { ($0.id.rawValue, $0.name) },
+                            gateways: venue.gateways.map {
+                                ($0.id.rawValue, $0.zone?.rawValue, $0.position.x, $0.position.y)
+                            })
+                    }
+                    history = ReplayTool.History(
+                        store: store, pseudonyms: pseudonyms, rawSightings: settings?.rawSightings ?? false)
+                }
             } catch {
                 print("error: \(error)")
                 throw ExitCode(78)
             }
+            defer { try? history?.store.close() }
             let terminal = isatty(STDERR_FILENO) == 1
             let summary: ReplayTool.Summary
             do {
-                summary = try ReplayTool.run(engine: engine, inputPath: input, eventsPath: events) {
+                summary = try ReplayTool.run(engine: engine, inputPath: input, eventsPath: events, history: history) {
                     share, t in
                     guard terminal else { return }
                     FileHandle.standardError.write(Data(ReplayTool.progressLine(share: share, t: t).utf8))
@@ -183,4 +224,152 @@ struct BeaconHubCommand: AsyncParsableCommand {
     }
 }
 
+/// The options every history command takes.
+struct HistoryOptions: ParsableArguments {
+    @Option(help: "The database file (default: store.path of --config).")
+    var db: String?
+
+    @Option(help: "Path of hub.yaml, for store.path and the pseudonymisation key (default /etc/beacontracker/hub.yaml).")
+    var config: String?
+
+    @Option(help: "Output: table, csv or json.")
+    var format: HistoryTool.Format = .table
+
+    func source() throws -> HistoryTool.Source {
+        do {
+            return try HistoryTool.Source.resolve(db: db, configPath: config)
+        } catch {
+            print("error: \(error)")
+            throw ExitCode(78)
+        }
+    }
+}
+
+/// A time option: unix seconds or ISO-8601.
+struct Time: ExpressibleByArgument {
+    var seconds: Double
+
+    init?(argument: String) {
+        guard let seconds = try? HistoryTool.parseTime(argument) else { return nil }
+        self.seconds = seconds
+    }
+
+    static var defaultCompletionKind: CompletionKind { .default }
+}
+
+/// Runs a history report, printing its output or its error (exit 65 for data problems, 66 for an unreadable file).
+func report(_ body: () async throws -> String) async throws {
+    do {
+        print(try await body())
+    } catch let error as StoreError {
+        print("error: \(error)")
+        throw ExitCode(error.code == .cannotOpen ? 66 : 65)
+    } catch {
+        print("error: \(error)")
+        throw ExitCode(65)
+    }
+}
+
+extension BeaconHubCommand {
+    struct Visits: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List zone visits (tag, zone, enter, exit, duration, confidence, suspect).",
+            discussion: "Times: unix seconds or ISO-8601 (2026-11-23T14:30:00Z, or local: 2026-11-23T14:30).")
+
+        @OptionGroup var options: HistoryOptions
+        @Option(help: "Only this tag.") var tag: String?
+        @Option(help: "Only this zone.") var zone: String?
+        @Option(help: "Visits still going on at or after this time.") var since: Time?
+        @Option(help: "Visits that began before this time.") var until: Time?
+        @Option(help: "At most this many visits (oldest first).") var limit: Int?
+
+        func run() async throws {
+            let source = try options.source()
+            try await report {
+                try await HistoryTool.visits(
+                    source, tag: tag, zone: zone, since: since?.seconds, until: until?.seconds, limit: limit,
+                    format: options.format)
+            }
+        }
+    }
+
+    struct Dwell: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Dwell statistics of closed visits: visits, distinct tags, total, mean, median and p90 seconds.",
+            discussion: "A visit counts in the hour (or day) it began; days are local midnights.")
+
+        @OptionGroup var options: HistoryOptions
+        @Option(help: "Only this zone.") var zone: String?
+        @Option(help: "Group by hour, day, zone or tag.") var by: HubStore.DwellGrouping
+        @Option(help: "Visits that began at or after this time.") var since: Time?
+        @Option(help: "Visits that began before this time.") var until: Time?
+
+        func run() async throws {
+            let source = try options.source()
+            try await report {
+                try await HistoryTool.dwell(
+                    source, by: by, zone: zone, since: since?.seconds, until: until?.seconds, format: options.format)
+            }
+        }
+    }
+
+    struct Routes: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The most common zone sequences and the zone-to-zone transition matrix.",
+            discussion: "Visits of a tag form one trip while each starts within store.tripGapSeconds of the last exit.")
+
+        @OptionGroup var options: HistoryOptions
+        @Option(help: "How many sequences.") var top = 10
+        @Option(help: "Zones per sequence (at least 2).") var length = 3
+        @Option(help: "Visits still going on at or after this time.") var since: Time?
+        @Option(help: "Visits that began before this time.") var until: Time?
+
+        func validate() throws {
+            guard top >= 1 else { throw ValidationError("--top must be at least 1") }
+            guard length >= 2 else { throw ValidationError("--length must be at least 2 (a route joins zones)") }
+        }
+
+        func run() async throws {
+            let source = try options.source()
+            try await report {
+                try await HistoryTool.routes(
+                    source, top: top, length: length, since: since?.seconds, until: until?.seconds,
+                    format: options.format)
+            }
+        }
+    }
+
+    struct Occupancy: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Who was in which zone at a time.")
+
+        @OptionGroup var options: HistoryOptions
+        @Option(help: "The time: unix seconds or ISO-8601.") var at: Time
+
+        func run() async throws {
+            let source = try options.source()
+            try await report { try await HistoryTool.occupancy(source, at: at.seconds, format: options.format) }
+        }
+    }
+
+    struct Forget: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete every row about one tag (visits, transitions, events, raw sightings, its state).",
+            discussion: """
+                Needs the database to itself: stop the hub first (it holds the writer lock). Then clear the tag's \
+                retained state: mosquitto_pub -r -n -t '<root>/<site>/tags/<tag>/state'.
+                """)
+
+        @OptionGroup var options: HistoryOptions
+        @Option(help: "The tag id (as the hub names it; the pseudonym is derived with the configured key).")
+        var tag: String
+
+        func run() async throws {
+            let source = try options.source()
+            try await report { try await HistoryTool.forget(source, tag: tag) }
+        }
+    }
+}
+
+extension HistoryTool.Format: ExpressibleByArgument {}
+extension HubStore.DwellGrouping: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}

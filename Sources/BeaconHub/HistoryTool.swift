@@ -1,0 +1,276 @@
+import BeaconStore
+import Foundation
+
+/// The history commands (`beacon-hub visits`, `dwell`, `routes`, `occupancy`, `forget`): read the database and
+/// print a table, CSV or JSON (docs/storage.md, "Queries").
+public enum HistoryTool {
+    /// How a report is printed.
+    public enum Format: String, Sendable, CaseIterable {
+        case table, csv, json
+    }
+
+    /// What the commands read: the database and how tag ids are stored in it.
+    public struct Source: Sendable {
+        public var path: String
+        public var pseudonyms: TagPseudonyms
+        public var tripGapSeconds: Double
+
+        /// `--db` wins; otherwise `store.path` of the configuration. The configuration (when given or present) also
+        /// provides the pseudonymisation key and the trip gap.
+        public static func resolve(db: String?, configPath: String?) throws -> Source {
+            let defaultConfig = "/etc/beacontracker/hub.yaml"
+            let configFile = configPath ?? (FileManager.default.fileExists(atPath: defaultConfig) ? defaultConfig : nil)
+            let configuration = try configFile.map { try HubConfiguration.load(from: $0) }
+            guard let path = db ?? configuration?.store?.path else {
+                throw HubSetupError(
+                    configuration == nil
+                        ? "no database given: pass --db FILE, or --config hub.yaml with a store: section"
+                        : "\(configFile!) has no store: section: pass --db FILE")
+            }
+            return Source(
+                path: path, pseudonyms: try TagPseudonyms.load(configuration?.store),
+                tripGapSeconds: configuration?.store?.tripGapSeconds ?? 600)
+        }
+
+        /// Opens the database for reading and checks that tag ids given on the command line can be matched.
+        func open() async throws -> HubStore {
+            let store = try HubStore(readingFrom: path, tripGapSeconds: tripGapSeconds)
+            let stored = try await store.meta("pseudonym_key") ?? "none"
+            if stored != "none" && stored != pseudonyms.keyID {
+                throw HubSetupError(
+                    "\(path) holds pseudonymised tag ids (key \(stored)): pass --config with the hub's hub.yaml, whose "
+                        + "store.keyFile holds that key, to match tag ids")
+            }
+            return store
+        }
+    }
+
+    // MARK: Times
+
+    /// A time from the command line: unix seconds, or ISO-8601 (`2026-11-23T14:30:00Z`, `…+01:00`, fractional
+    /// seconds, or local time without an offset: `2026-11-23T14:30`, `2026-11-23 14:30:00`, `2026-11-23`).
+    public static func parseTime(_ text: String, timeZone: TimeZone = .current) throws -> Double {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(trimmed), seconds.isFinite { return seconds }
+        for options: ISO8601DateFormatter.Options in [
+            [.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds],
+        ] {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = options
+            if let date = formatter.date(from: trimmed) { return date.timeIntervalSince1970 }
+        }
+        for pattern in [
+            "yyyy-MM-dd'T'HH:mm:ss.SSS", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm:ss",
+            "yyyy-MM-dd HH:mm", "yyyy-MM-dd",
+        ] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = timeZone
+            formatter.dateFormat = pattern
+            if let date = formatter.date(from: trimmed) { return date.timeIntervalSince1970 }
+        }
+        throw HubSetupError(
+            "cannot read the time \"\(text)\": give unix seconds (1763907000) or ISO-8601 (2026-11-23T14:30:00Z, "
+                + "2026-11-23T14:30:00+01:00, or local time: 2026-11-23T14:30, 2026-11-23)")
+    }
+
+    /// A time as printed: ISO-8601 with the offset of `timeZone`, to the second.
+    public static func formatTime(_ t: Double, timeZone: TimeZone = .current) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = timeZone
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date(timeIntervalSince1970: t.rounded(.down)))
+    }
+
+    // MARK: Reports
+
+    /// `beacon-hub visits`.
+    public static func visits(
+        _ source: Source, tag: String?, zone: String?, since: Double?, until: Double?, limit: Int?, format: Format,
+        timeZone: TimeZone = .current
+    ) async throws -> String {
+        let store = try await source.open()
+        let visits = try await store.visits(
+            HubStore.VisitFilter(
+                tag: tag.map { source.pseudonyms.key(for: $0) }, zone: zone, since: since, until: until), limit: limit)
+        var table = Table(columns: ["tag", "zone", "enter", "exit", "duration", "confidence", "suspect"])
+        for visit in visits {
+            table.rows.append([
+                .text(visit.tag), .text(visit.zone), .time(visit.enter), .time(visit.exit),
+                .number(visit.duration, decimals: 1), .number(visit.confidence, decimals: 3), .bool(visit.suspect),
+            ])
+        }
+        return table.render(format, timeZone: timeZone)
+    }
+
+    /// `beacon-hub dwell`.
+    public static func dwell(
+        _ source: Source, by grouping: HubStore.DwellGrouping, zone: String?, since: Double?, until: Double?,
+        format: Format, timeZone: TimeZone = .current
+    ) async throws -> String {
+        let store = try await source.open()
+        let rows = try await store.dwell(by: grouping, zone: zone, since: since, until: until, timeZone: timeZone)
+        let leading: [String] =
+            switch grouping {
+            case .hour: ["zone", "hour"]
+            case .day: ["zone", "day"]
+            case .zone: ["zone"]
+            case .tag: zone == nil ? ["tag"] : ["tag", "zone"]
+            }
+        var table = Table(columns: leading + ["visits", "tags", "total", "mean", "median", "p90"])
+        for row in rows {
+            var cells: [Cell] =
+                switch grouping {
+                case .hour, .day: [.text(row.zone ?? ""), .time(row.start)]
+                case .zone: [.text(row.zone ?? "")]
+                case .tag: zone == nil ? [.text(row.tag ?? "")] : [.text(row.tag ?? ""), .text(row.zone ?? "")]
+                }
+            let statistics = row.statistics
+            cells += [
+                .integer(statistics.visits), .integer(statistics.tags), .number(statistics.total, decimals: 1),
+                .number(statistics.mean, decimals: 1), .number(statistics.median, decimals: 1),
+                .number(statistics.p90, decimals: 1),
+            ]
+            table.rows.append(cells)
+        }
+        return table.render(format, timeZone: timeZone)
+    }
+
+    /// `beacon-hub routes`: the most common zone sequences, then the transition matrix.
+    public static func routes(
+        _ source: Source, top: Int, length: Int, since: Double?, until: Double?, format: Format
+    ) async throws -> String {
+        let store = try await source.open()
+        let routes = try await store.routes(top: top, length: length, since: since, until: until)
+        let matrix = try await store.transitionMatrix(since: since, until: until)
+        var routeTable = Table(columns: ["route", "count"])
+        for route in routes { routeTable.rows.append([.list(route.zones), .integer(route.count)]) }
+        var matrixTable = Table(columns: ["from", "to", "count", "medianTransit"])
+        for cell in matrix {
+            matrixTable.rows.append([
+                .text(cell.from), .text(cell.to), .integer(cell.count), .number(cell.medianTransit, decimals: 1),
+            ])
+        }
+        switch format {
+        case .json:
+            return "{\"routes\":\(routeTable.render(.json)),\"transitions\":\(matrixTable.render(.json))}"
+        case .csv:
+            return routeTable.render(.csv) + "\n" + matrixTable.render(.csv)
+        case .table:
+            return "Most common routes of \(length) zones (trips split at gaps over \(Int(source.tripGapSeconds)) s)\n"
+                + routeTable.render(.table) + "\nTransitions (seconds from leaving one zone to entering the next)\n"
+                + matrixTable.render(.table)
+        }
+    }
+
+    /// `beacon-hub occupancy --at T`: every zone of the venue with the tags in it at `t`.
+    public static func occupancy(
+        _ source: Source, at t: Double, format: Format, timeZone: TimeZone = .current
+    ) async throws -> String {
+        let store = try await source.open()
+        let occupied = Dictionary(uniqueKeysWithValues: try await store.occupancy(at: t).map { ($0.zone, $0.tags) })
+        var zones = try await store.zones().map(\.id)
+        zones += occupied.keys.filter { !zones.contains($0) }.sorted()
+        var table = Table(columns: ["zone", "at", "count", "tags"])
+        for zone in zones {
+            let tags = occupied[zone] ?? []
+            table.rows.append([.text(zone), .time(t), .integer(tags.count), .list(tags)])
+        }
+        return table.render(format, timeZone: timeZone)
+    }
+
+    /// `beacon-hub forget --tag ID`: deletes every row about the tag (needs the writer lock: the hub must be stopped).
+    public static func forget(_ source: Source, tag: String) async throws -> String {
+        let store = try HubStore(path: source.path, tripGapSeconds: source.tripGapSeconds)
+        defer { try? store.close() }
+        let stored = try await store.meta("pseudonym_key") ?? "none"
+        if stored != "none" && stored != source.pseudonyms.keyID {
+            throw HubSetupError(
+                "\(source.path) holds pseudonymised tag ids: pass --config with the hub's hub.yaml (its store.keyFile)")
+        }
+        let key = source.pseudonyms.key(for: tag)
+        let deleted = try await store.forget(key: key, liveTag: tag, beaconKey: nil)
+        let total = deleted.values.reduce(0, +)
+        return "forgot \(tag)\(key == tag ? "" : " (stored as \(key))"): \(total) rows deleted ("
+            + deleted.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+    }
+}
+
+extension HistoryTool {
+    /// One value of a report.
+    enum Cell {
+        case text(String)
+        case time(Double?)
+        case number(Double?, decimals: Int)
+        case integer(Int)
+        case bool(Bool)
+        case list([String])
+    }
+
+    /// Rows under named columns, printed aligned, as CSV (RFC 4180) or as a JSON array of objects (times as unix
+    /// seconds, lists as arrays).
+    struct Table {
+        var columns: [String]
+        var rows: [[Cell]] = []
+
+        func render(_ format: Format, timeZone: TimeZone = .current) -> String {
+            switch format {
+            case .json:
+                let objects = rows.map { row in
+                    "{" + zip(columns, row).map { "\(Self.jsonString($0)):\(Self.json($1))" }.joined(separator: ",")
+                        + "}"
+                }
+                return "[" + objects.joined(separator: ",") + "]"
+            case .csv:
+                let lines = [columns.joined(separator: ",")]
+                    + rows.map { row in row.map { Self.csvField(Self.text($0, timeZone: timeZone)) }.joined(separator: ",") }
+                return lines.joined(separator: "\n")
+            case .table:
+                let texts = rows.map { row in row.map { Self.text($0, timeZone: timeZone) } }
+                let widths = columns.indices.map { column in
+                    texts.reduce(columns[column].count) { max($0, $1[column].count) }
+                }
+                func line(_ cells: [String]) -> String {
+                    zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
+                        .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+                }
+                var lines = [line(columns)] + texts.map(line)
+                if rows.isEmpty { lines.append("(none)") }
+                return lines.joined(separator: "\n")
+            }
+        }
+
+        static func text(_ cell: Cell, timeZone: TimeZone) -> String {
+            switch cell {
+            case .text(let text): text
+            case .time(let t): t.map { formatTime($0, timeZone: timeZone) } ?? ""
+            case .number(let value, let decimals): value.map { String(format: "%.\(decimals)f", $0) } ?? ""
+            case .integer(let value): "\(value)"
+            case .bool(let value): value ? "yes" : "no"
+            case .list(let items): items.joined(separator: " → ")
+            }
+        }
+
+        static func json(_ cell: Cell) -> String {
+            switch cell {
+            case .text(let text): jsonString(text)
+            case .time(let t): t.map { String(format: "%.3f", $0) } ?? "null"
+            case .number(let value, let decimals): value.map { String(format: "%.\(decimals)f", $0) } ?? "null"
+            case .integer(let value): "\(value)"
+            case .bool(let value): value ? "true" : "false"
+            case .list(let items): "[" + items.map(jsonString).joined(separator: ",") + "]"
+            }
+        }
+
+        static func jsonString(_ text: String) -> String {
+            let data = try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])
+            let array = data.flatMap { String(data: $0, encoding: .utf8) } ?? "[\"\"]"
+            return String(array.dropFirst().dropLast())
+        }
+
+        static func csvField(_ text: String) -> String {
+            guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return text }
+            return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import BeaconModel
+import BeaconStore
+import ZoneInference
+
+extension HubCore {
+    /// What to store since the last call (batches' ledger rows and their effects); empty without persistence.
+    public mutating func takeJournal() -> HubJournal {
+        defer { journal = HubJournal() }
+        return journal
+    }
+
+    /// A commit holding `batches` ledger rows succeeded: what it covers may now be acknowledged. The
+    /// acknowledgements go out with the next `queueAcknowledgements` (every tick, or at once through
+    /// `publishAcknowledgements`).
+    public mutating func committed(_ result: HubStore.CommitResult, batches: Int, at now: Double) {
+        guard counters.store != nil else { return }
+        counters.store!.backlogBatches = max(0, counters.store!.backlogBatches - batches)
+        counters.store!.commits += 1
+        counters.store!.lastCommit = now
+        for ack in result.acks {
+            let gateway = GatewayID(unchecked: ack.gateway)
+            guard gateways[gateway] != nil else { continue }
+            gateways[gateway]!.committed.seed(boot: ack.boot, seq: UInt64(ack.seq))
+            gateways[gateway]!.ackDirty = true
+        }
+        if storeFailing {
+            storeFailing = false
+            alert(
+                "store-recovered", gateway: nil, at: now,
+                reason: "the database takes writes again: acknowledging the \(batches) batches kept meanwhile")
+        }
+    }
+
+    /// A commit failed (nothing of it was written; the caller retries it): raise `disk-full` or `store-error` and
+    /// acknowledge nothing until a commit succeeds.
+    public mutating func commitFailed(_ error: StoreError, at now: Double) {
+        guard counters.store != nil else { return }
+        counters.store!.failures += 1
+        storeFailing = true
+        let code = error.code == .diskFull ? "disk-full" : "store-error"
+        alert(
+            code, gateway: nil, at: now,
+            reason: "cannot write the history database: \(error.message). Ingest goes on; batches are not "
+                + "acknowledged (the gateways keep them) until it can write again")
+    }
+
+    /// Queues the acknowledgements that moved, now (after a commit) rather than at the next tick.
+    public mutating func publishAcknowledgements(at now: Double) {
+        guard publishing else { return }
+        queueAcknowledgements(at: now)
+    }
+
+    /// Carries on from the database: its acknowledgements, the batches it committed beyond them (resends of those are
+    /// duplicates), and the tags it had in zones (restored without a new enter, their open visits continuing).
+    public mutating func recover(_ recovered: HubStore.Recovered, at now: Double) {
+        for ack in recovered.acks {
+            let gateway = GatewayID(unchecked: ack.gateway)
+            guard gateways[gateway] != nil else { continue }
+            gateways[gateway]!.tracker.seed(boot: ack.boot, seq: UInt64(ack.seq))
+            gateways[gateway]!.committed.seed(boot: ack.boot, seq: UInt64(ack.seq))
+        }
+        for batch in recovered.committedBeyondAck {
+            let gateway = GatewayID(unchecked: batch.gateway)
+            guard gateways[gateway] != nil else { continue }
+            _ = gateways[gateway]!.tracker.record(boot: batch.boot, seq: UInt64(batch.seq))
+            _ = gateways[gateway]!.committed.record(boot: batch.boot, seq: UInt64(batch.seq))
+        }
+        for live in recovered.liveTags {
+            let state = TagState(
+                tag: TagID(unchecked: live.tag), beacon: live.beacon, state: live.state == "unknown" ? .unknown : .inside,
+                zone: ZoneID(unchecked: live.zone), since: live.since, confidence: live.confidence,
+                lastSeen: live.updated, gateways: [])
+            engine.restore(state, at: now)
+        }
+    }
+}

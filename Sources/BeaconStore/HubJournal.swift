@@ -1,0 +1,171 @@
+/// Everything the hub has to store since its last commit, written by `HubStore.commit(_:)` in one transaction: the
+/// batches' ledger rows together with their effects, so that an acknowledgement (published after the commit) never
+/// covers a batch whose effects could still be lost.
+///
+/// Tag ids in `key` fields are the ids the analytics tables hold: the tag id, or its pseudonym when the hub
+/// pseudonymises (docs/storage.md, "Privacy"). `liveTag` and `beacon` are the real ids, kept only in `live_tags`
+/// while a tag is in a zone (the same as its retained MQTT state).
+public struct HubJournal: Sendable, Hashable {
+    /// A batch taken in: its ledger row.
+    public struct Batch: Sendable, Hashable {
+        public var gateway: String
+        public var boot: String
+        public var seq: Int64
+        /// Hub clock, unix seconds.
+        public var received: Double
+        public var sightings: Int
+
+        public init(gateway: String, boot: String, seq: Int64, received: Double, sightings: Int) {
+            self.gateway = gateway
+            self.boot = boot
+            self.seq = seq
+            self.received = received
+            self.sightings = sightings
+        }
+    }
+
+    /// Sequences a gateway will never send (its outbox dropped them): acknowledged past, recorded as lost.
+    public struct LostBatches: Sendable, Hashable {
+        public var gateway: String
+        public var boot: String
+        public var first: Int64
+        public var last: Int64
+        public var t: Double
+
+        public init(gateway: String, boot: String, first: Int64, last: Int64, t: Double) {
+            self.gateway = gateway
+            self.boot = boot
+            self.first = first
+            self.last = last
+            self.t = t
+        }
+    }
+
+    /// A tag's change of zone (the engine's `ZoneMove`): closes its open visit, opens the next, records the
+    /// transition.
+    public struct Move: Sendable, Hashable {
+        public var key: String
+        public var beaconKey: String
+        public var liveTag: String
+        public var beacon: String
+        public var region: String?
+        public var from: String?
+        public var to: String?
+        public var t: Double
+        public var confidence: Double
+
+        public init(
+            key: String, beaconKey: String, liveTag: String, beacon: String, region: String?, from: String?,
+            to: String?, t: Double, confidence: Double
+        ) {
+            self.key = key
+            self.beaconKey = beaconKey
+            self.liveTag = liveTag
+            self.beacon = beacon
+            self.region = region
+            self.from = from
+            self.to = to
+            self.t = t
+            self.confidence = confidence
+        }
+    }
+
+    /// An event as published (enter, exit, stayed, unknown, suspect, alert).
+    public struct Event: Sendable, Hashable {
+        public var t: Double
+        public var type: String
+        public var key: String?
+        /// The real tag id, for `unknown` events (the live state becomes unknown).
+        public var liveTag: String?
+        public var zone: String?
+        public var previousZone: String?
+        public var confidence: Double
+        public var dwell: Double?
+        public var region: String?
+        public var code: String?
+        public var gateway: String?
+        public var reason: String
+
+        public init(
+            t: Double, type: String, key: String?, liveTag: String?, zone: String?, previousZone: String?,
+            confidence: Double, dwell: Double?, region: String?, code: String?, gateway: String?, reason: String
+        ) {
+            self.t = t
+            self.type = type
+            self.key = key
+            self.liveTag = liveTag
+            self.zone = zone
+            self.previousZone = previousZone
+            self.confidence = confidence
+            self.dwell = dwell
+            self.region = region
+            self.code = code
+            self.gateway = gateway
+            self.reason = reason
+        }
+    }
+
+    /// A gateway's status as it said it (`source` "gateway") or as the hub decided it (`source` "hub": silence).
+    public struct GatewayStatus: Sendable, Hashable {
+        public var gateway: String
+        public var t: Double
+        public var state: String
+        public var boot: String?
+        public var reason: String?
+        public var source: String
+
+        public init(gateway: String, t: Double, state: String, boot: String?, reason: String?, source: String) {
+            self.gateway = gateway
+            self.t = t
+            self.state = state
+            self.boot = boot
+            self.reason = reason
+            self.source = source
+        }
+    }
+
+    /// One raw sighting (stored only when `store.rawSightings` is on).
+    public struct Sighting: Sendable, Hashable {
+        public var t: Double
+        public var gateway: String
+        public var beaconKey: String
+        public var rssi: Int
+        public var txPower: Int?
+
+        public init(t: Double, gateway: String, beaconKey: String, rssi: Int, txPower: Int?) {
+            self.t = t
+            self.gateway = gateway
+            self.beaconKey = beaconKey
+            self.rssi = rssi
+            self.txPower = txPower
+        }
+    }
+
+    public var batches: [Batch] = []
+    public var lost: [LostBatches] = []
+    public var moves: [Move] = []
+    public var events: [Event] = []
+    public var statuses: [GatewayStatus] = []
+    public var sightings: [Sighting] = []
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        batches.isEmpty && lost.isEmpty && moves.isEmpty && events.isEmpty && statuses.isEmpty && sightings.isEmpty
+    }
+
+    /// Rows this journal writes (for figures).
+    public var rowCount: Int {
+        batches.count + lost.count + moves.count + events.count + statuses.count + sightings.count
+    }
+
+    /// Appends `later` (a journal taken after this one) so both commit together.
+    public mutating func append(_ later: HubJournal) {
+        batches += later.batches
+        lost += later.lost
+        moves += later.moves
+        events += later.events
+        statuses += later.statuses
+        sightings += later.sightings
+    }
+}
