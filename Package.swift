@@ -178,7 +178,9 @@ let package = Package(
         .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BeaconHubTests",
-            dependencies: ["BeaconHub", "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconStore", "ZoneInference"],
+            dependencies: [
+                "BeaconHub", "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconStore", "ZoneInference", "Simulator",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "BeaconModel", "BeaconConfig", "ZoneInference"],

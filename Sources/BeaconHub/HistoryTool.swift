@@ -222,8 +222,11 @@ extension HistoryTool {
                 }
                 return "[" + objects.joined(separator: ",") + "]"
             case .csv:
-                let lines = [columns.joined(separator: ",")]
-                    + rows.map { row in row.map { Self.csvField(Self.text($0, timeZone: timeZone)) }.joined(separator: ",") }
+                let lines =
+                    [columns.joined(separator: ",")]
+                    + rows.map { row in
+                        row.map { Self.csvField(Self.text($0, timeZone: timeZone)) }.joined(separator: ",")
+                    }
                 return lines.joined(separator: "\n")
             case .table:
                 let texts = rows.map { row in row.map { Self.text($0, timeZone: timeZone) } }

@@ -28,37 +28,51 @@ extension Hub {
 
         func run() async {
             let events = client.connectionEvents()
+            // Carry on from the database first (committed acknowledgements, open visits): nothing is ingested yet.
+            if let store = hub.store {
+                do {
+                    let recovered = try await store.recover()
+                    core.withLock { $0.recover(recovered, at: Date().timeIntervalSince1970) }
+                    logger.info(
+                        "carrying on from the database",
+                        metadata: [
+                            "boots": "\(recovered.acks.count)", "tagsInZones": "\(recovered.liveTags.count)",
+                            "unacknowledgedBatches": "\(recovered.committedBeyondAck.count)",
+                        ])
+                } catch {
+                    logger.error("cannot read the database back: starting without it", metadata: ["error": "\(error)"])
+                }
+            }
+            // Registered before the connection starts: the batches the broker kept for this persistent session
+            // arrive right after the CONNACK and must find their subscription (else they wait for the agents'
+            // resend). They wait in the subscription's buffer until the retained state is read.
+            var filters = [topics.allSightings, topics.allGatewayStatus]
+            filters += hub.foreign?.subscriptionFilters ?? []
+            var subscriptions: [MQTTSubscription] = []
+            for filter in filters {
+                do throws(MQTTError) {
+                    subscriptions.append(try client.register(filter))
+                } catch {
+                    logger.error("cannot subscribe", metadata: ["filter": "\(filter)", "error": "\(error)"])
+                    return
+                }
+            }
             client.start()
             logger.info("active: ingesting", metadata: ["hub": "\(hub.configuration.hub)"])
             await withTaskGroup(of: Void.self) { group in
-                // Carry on from the database (committed acknowledgements, open visits), then from the retained
-                // state: acknowledgements (so later batches are acknowledged at once) and tag states (so tags still
-                // in their zone get no second enter). Then ingest.
-                if let store = hub.store {
-                    do {
-                        let recovered = try await store.recover()
-                        core.withLock { $0.recover(recovered, at: Date().timeIntervalSince1970) }
-                        logger.info(
-                            "carrying on from the database",
-                            metadata: [
-                                "boots": "\(recovered.acks.count)", "tagsInZones": "\(recovered.liveTags.count)",
-                                "unacknowledgedBatches": "\(recovered.committedBeyondAck.count)",
-                            ])
-                    } catch {
-                        logger.error("cannot read the database back: starting without it", metadata: ["error": "\(error)"])
-                    }
-                }
+                // Then from the retained state: acknowledgements (so later batches are acknowledged at once) and tag
+                // states (so tags still in their zone get no second enter). Then ingest.
                 await restore()
                 core.withLock { $0.startPublishing() }
-                var filters = [topics.allSightings, topics.allGatewayStatus]
-                filters += hub.foreign?.subscriptionFilters ?? []
-                for filter in filters {
-                    // Subscribed (SUBACK) before "online" is said, so that "online" means ingesting.
+                for subscription in subscriptions {
+                    group.addTask { [self] in
+                        for await message in subscription { receive(message) }
+                    }
+                }
+                for (filter, subscription) in zip(filters, subscriptions) {
+                    // Granted (SUBACK) before "online" is said, so that "online" means ingesting.
                     do throws(MQTTError) {
-                        let subscription = try await client.subscribe(to: filter)
-                        group.addTask { [self] in
-                            for await message in subscription { receive(message) }
-                        }
+                        try await client.granted(subscription)
                     } catch {
                         if error.code != .shutdown {
                             logger.error("cannot subscribe", metadata: ["filter": "\(filter)", "error": "\(error)"])

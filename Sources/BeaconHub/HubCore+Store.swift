@@ -67,7 +67,8 @@ extension HubCore {
         }
         for live in recovered.liveTags {
             let state = TagState(
-                tag: TagID(unchecked: live.tag), beacon: live.beacon, state: live.state == "unknown" ? .unknown : .inside,
+                tag: TagID(unchecked: live.tag), beacon: live.beacon,
+                state: live.state == "unknown" ? .unknown : .inside,
                 zone: ZoneID(unchecked: live.zone), since: live.since, confidence: live.confidence,
                 lastSeen: live.updated, gateways: [])
             engine.restore(state, at: now)

@@ -164,7 +164,8 @@ public struct HubCore: Sendable {
             gateways[batch.gateway]!.ackDirty = true
             return
         }
-        gateways[batch.gateway]!.ackDirty = true
+        // With a store, the acknowledgement moves when the commit says so.
+        if persistence == nil { gateways[batch.gateway]!.ackDirty = true }
         var offset = 0.0
         if batch.clockSynced {
             let newest = batch.sightings.reduce(batch.sent) { max($0, $1.t) }
@@ -354,7 +355,9 @@ public struct HubCore: Sendable {
             let entries = persistence == nil ? health.tracker.entries : health.committed.entries
             gateways[gateway]!.ackDirty = false
             guard !entries.isEmpty else { continue }
-            queue(Acknowledgement(gateway: gateway, t: now, acks: entries), to: topics.acknowledgement(gateway), retain: true)
+            queue(
+                Acknowledgement(gateway: gateway, t: now, acks: entries), to: topics.acknowledgement(gateway),
+                retain: true)
         }
     }
 

@@ -443,11 +443,53 @@ public final class MQTTClient: @unchecked Sendable {
         }
         switch result {
         case .success:
-            return MQTTSubscription(stream: stream)
+            return MQTTSubscription(stream: stream, subscriberID: subscriberID)
         case .failure(let error):
             continuation.finish()
             throw error
         }
+    }
+
+    /// Registers `filter` at once and returns its messages without waiting for the broker; the SUBSCRIBE goes out
+    /// now if connected, else with the next connect. Call it before `start()` on a persistent session: the messages
+    /// the broker queued while the client was away arrive right after the CONNACK, before any `subscribe` made after
+    /// the connect could register, and would otherwise be dropped. `granted(_:)` waits for the SUBACK.
+    public func register(_ filter: String, qos: MQTTQoS = .atLeastOnce) throws(MQTTError) -> MQTTSubscription {
+        guard mosquitto_sub_topic_check(filter) == MOSQ_ERR_SUCCESS.rawValue else {
+            throw MQTTError(.invalidTopic, "\"\(filter)\" is not a valid subscription filter")
+        }
+        let (stream, continuation) = AsyncStream<MQTTMessage>.makeStream(
+            bufferingPolicy: .bufferingOldest(max(1, configuration.subscriptionBufferSize)))
+        let registered = state.withLock { state -> (id: UInt64, connected: Bool)? in
+            guard state.phase != .stopping && state.phase != .stopped else { return nil }
+            state.nextSubscriberID += 1
+            state.subscriptions[state.nextSubscriberID] = Subscriber(
+                filter: filter, qos: qos, continuation: continuation)
+            return (state.nextSubscriberID, state.connected)
+        }
+        guard let registered else { throw MQTTError(.shutdown, "the client was shut down") }
+        continuation.onTermination = { [weak self] _ in
+            self?.removeSubscriber(registered.id)
+        }
+        if registered.connected { sendSubscribe(filter: filter, qos: qos, subscribers: [registered.id]) }
+        return MQTTSubscription(stream: stream, subscriberID: registered.id)
+    }
+
+    /// Waits until the broker granted `subscription` (its SUBACK); throws if it refused or the client shut down.
+    public func granted(_ subscription: MQTTSubscription) async throws(MQTTError) {
+        guard let id = subscription.subscriberID else { return }
+        let result = await withCheckedContinuation { waiter in
+            let known = state.withLock { state -> Result<Void, MQTTError>? in
+                guard let subscriber = state.subscriptions[id] else {
+                    return .failure(MQTTError(.shutdown, "the client was shut down"))
+                }
+                if subscriber.granted { return .success(()) }
+                state.subscriptions[id]?.waiter = waiter
+                return nil
+            }
+            if let known { waiter.resume(returning: known) }
+        }
+        try result.get()
     }
 
     /// Sends one SUBSCRIBE and files `subscribers` under its message id for the SUBACK callback.

@@ -229,7 +229,8 @@ struct HistoryOptions: ParsableArguments {
     @Option(help: "The database file (default: store.path of --config).")
     var db: String?
 
-    @Option(help: "Path of hub.yaml, for store.path and the pseudonymisation key (default /etc/beacontracker/hub.yaml).")
+    @Option(
+        help: "Path of hub.yaml, for store.path and the pseudonymisation key (default /etc/beacontracker/hub.yaml).")
     var config: String?
 
     @Option(help: "Output: table, csv or json.")
