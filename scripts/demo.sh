@@ -63,7 +63,8 @@ done
 echo "demo: mosquitto listening on 127.0.0.1:$port"
 
 # The shipped hub.yaml, pointed at this broker.
-sed -e "s|^venue: venues/|venue: $PWD/config/venues/|; s|^  port: 1883|  port: $port|" config/hub.yaml > "$run/hub.yaml"
+sed -e "s|^venue: venues/|venue: $PWD/config/venues/|; s|^  port: 1883|  port: $port|; s|^  path: /var/lib/beacontracker/hub.db|  path: $PWD/$run/hub.db|" \
+  config/hub.yaml > "$run/hub.yaml"
 
 # The events as alert subscribers see them. Process substitution keeps $! the program's own pid, so cleanup signals
 # the program, not its log filter.
@@ -82,6 +83,7 @@ printf '%s\n' "${pids[@]}" >"$run/pids"
 echo "demo: hub and the simulated museum (9 gateways, 24 tags) running; printing the hub's events (Ctrl-C to stop)"
 echo "demo: raw events:  mosquitto_sub -p $port -t 'beacontracker/museum/events/#' -v"
 echo "demo: tag states:  $bin/beacon-hub watch --config $run/hub.yaml --states"
+echo "demo: history:     $bin/beacon-hub visits --config $run/hub.yaml   (also dwell --by zone, routes, occupancy --at …)"
 if [ -n "${DEMO_SECONDS:-}" ]; then
   sleep "$DEMO_SECONDS"
 else

@@ -144,7 +144,7 @@ public enum HistoryTool {
         let routes = try await store.routes(top: top, length: length, since: since, until: until)
         let matrix = try await store.transitionMatrix(since: since, until: until)
         var routeTable = Table(columns: ["route", "count"])
-        for route in routes { routeTable.rows.append([.list(route.zones), .integer(route.count)]) }
+        for route in routes { routeTable.rows.append([.route(route.zones), .integer(route.count)]) }
         var matrixTable = Table(columns: ["from", "to", "count", "medianTransit"])
         for cell in matrix {
             matrixTable.rows.append([
@@ -205,6 +205,8 @@ extension HistoryTool {
         case integer(Int)
         case bool(Bool)
         case list([String])
+        /// Zones in walking order.
+        case route([String])
     }
 
     /// Rows under named columns, printed aligned, as CSV (RFC 4180) or as a JSON array of objects (times as unix
@@ -250,7 +252,8 @@ extension HistoryTool {
             case .number(let value, let decimals): value.map { String(format: "%.\(decimals)f", $0) } ?? ""
             case .integer(let value): "\(value)"
             case .bool(let value): value ? "yes" : "no"
-            case .list(let items): items.joined(separator: " → ")
+            case .list(let items): items.joined(separator: ", ")
+            case .route(let zones): zones.joined(separator: " → ")
             }
         }
 
@@ -261,7 +264,7 @@ extension HistoryTool {
             case .number(let value, let decimals): value.map { String(format: "%.\(decimals)f", $0) } ?? "null"
             case .integer(let value): "\(value)"
             case .bool(let value): value ? "true" : "false"
-            case .list(let items): "[" + items.map(jsonString).joined(separator: ",") + "]"
+            case .list(let items), .route(let items): "[" + items.map(jsonString).joined(separator: ",") + "]"
             }
         }
 

@@ -9,7 +9,9 @@ import Testing
 /// while the hub is killed with SIGKILL again and again mid-ingest. After every kill the database must be sound, hold
 /// every batch an acknowledgement covered (with its sightings), and no visit twice; at the end, every batch the agents
 /// made is either committed exactly once or still in their outboxes.
-@Suite(.serialized) struct HubCrashTests {
+///
+/// Part of the serialized hub suite: run beside the other live-museum test on two cores, both starve.
+extension HubServiceTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     /// `BEACONTRACKER_CRASH_KILLS` raises it for a longer round (the fault tests).
