@@ -117,6 +117,13 @@ public struct HubCore: Sendable {
             guard gateways[ack.gateway] != nil else { return }
             for entry in ack.acks {
                 gateways[ack.gateway]?.tracker.seed(boot: entry.boot, seq: entry.seq)
+                // Batches up to it are in another hub's keeping (or another database's): this database carries on
+                // after it, or its acknowledgement would wait for them forever.
+                if persistence != nil && gateways[ack.gateway]!.committed.contiguous(boot: entry.boot) < entry.seq {
+                    journal.adopted.append(
+                        HubJournal.AdoptedAck(
+                            gateway: ack.gateway.rawValue, boot: entry.boot, seq: Int64(entry.seq), t: now))
+                }
                 gateways[ack.gateway]?.committed.seed(boot: entry.boot, seq: entry.seq)
             }
         case .tagState(let state): engine.restore(state, at: now)

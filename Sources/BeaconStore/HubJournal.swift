@@ -41,6 +41,22 @@ public struct HubJournal: Sendable, Hashable {
         }
     }
 
+    /// An acknowledgement another hub (or this one, with another database) published, read back on start: every batch
+    /// of the boot up to `seq` is in that hub's keeping, and this database continues after it.
+    public struct AdoptedAck: Sendable, Hashable {
+        public var gateway: String
+        public var boot: String
+        public var seq: Int64
+        public var t: Double
+
+        public init(gateway: String, boot: String, seq: Int64, t: Double) {
+            self.gateway = gateway
+            self.boot = boot
+            self.seq = seq
+            self.t = t
+        }
+    }
+
     /// A tag's change of zone (the engine's `ZoneMove`): closes its open visit, opens the next, records the
     /// transition.
     public struct Move: Sendable, Hashable {
@@ -143,6 +159,7 @@ public struct HubJournal: Sendable, Hashable {
 
     public var batches: [Batch] = []
     public var lost: [LostBatches] = []
+    public var adopted: [AdoptedAck] = []
     public var moves: [Move] = []
     public var events: [Event] = []
     public var statuses: [GatewayStatus] = []
@@ -151,18 +168,20 @@ public struct HubJournal: Sendable, Hashable {
     public init() {}
 
     public var isEmpty: Bool {
-        batches.isEmpty && lost.isEmpty && moves.isEmpty && events.isEmpty && statuses.isEmpty && sightings.isEmpty
+        batches.isEmpty && lost.isEmpty && adopted.isEmpty && moves.isEmpty && events.isEmpty && statuses.isEmpty
+            && sightings.isEmpty
     }
 
     /// Rows this journal writes (for figures).
     public var rowCount: Int {
-        batches.count + lost.count + moves.count + events.count + statuses.count + sightings.count
+        batches.count + lost.count + adopted.count + moves.count + events.count + statuses.count + sightings.count
     }
 
     /// Appends `later` (a journal taken after this one) so both commit together.
     public mutating func append(_ later: HubJournal) {
         batches += later.batches
         lost += later.lost
+        adopted += later.adopted
         moves += later.moves
         events += later.events
         statuses += later.statuses

@@ -54,6 +54,15 @@ extension HubStore {
                 arguments: [lost.gateway, lost.boot, lost.t])
             touchedBoots.insert([lost.gateway, lost.boot])
         }
+        for adopted in journal.adopted {
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO boots (gateway, boot, first_seen) VALUES (?, ?, ?)",
+                arguments: [adopted.gateway, adopted.boot, adopted.t])
+            try db.execute(
+                sql: "UPDATE boots SET acked = max(acked, ?) WHERE gateway = ? AND boot = ?",
+                arguments: [adopted.seq, adopted.gateway, adopted.boot])
+            touchedBoots.insert([adopted.gateway, adopted.boot])
+        }
         for status in journal.statuses {
             try db.execute(
                 sql: """

@@ -155,6 +155,21 @@ import ZoneInference
         #expect(try await store.database.fetchInteger("SELECT count(*) FROM visits WHERE exit IS NULL") == 1)
     }
 
+    @Test func aHubTakingOverWithItsOwnDatabaseAcknowledgesOnFromTheRetainedAcknowledgement() async throws {
+        let configuration = try configuration()
+        let store = try HubStore(path: path)
+        var core = try core(configuration)
+        // The hub it takes over from acknowledged up to 100; this database has never seen that boot.
+        core.apply(
+            .acknowledgement(
+                Acknowledgement(gateway: "gw-a", t: Self.t0, acks: [Acknowledgement.Entry(boot: "boot-1", seq: 100)])),
+            at: Self.t0)
+        var seq: UInt64 = 100
+        _ = Self.hear(&core, "gw-a", seconds: 3, from: Self.t0, seq: &seq)
+        let out = try await Self.commit(&core, store, at: Self.t0 + 3)
+        #expect(Self.acks(out) == [103])
+    }
+
     @Test func aFailedCommitRaisesDiskFullWithholdsAcknowledgementsAndRecovers() async throws {
         let configuration = try configuration()
         let store = try HubStore(path: path)

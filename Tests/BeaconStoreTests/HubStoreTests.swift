@@ -92,6 +92,19 @@ import Testing
         #expect(try await store.database.fetchInteger("SELECT sum(sightings) FROM batches") == 15)
     }
 
+    @Test func anAcknowledgementAdoptedFromAnotherHubIsContinued() async throws {
+        let store = try HubStore(path: path)
+        var journal = Self.journal(batches: [Self.batch(101), Self.batch(102)])
+        journal.adopted = [HubJournal.AdoptedAck(gateway: "gw-a", boot: "b1", seq: 100, t: 1000)]
+        let result = try await store.commit(journal, at: 2000)
+        #expect(result.acks == [HubStore.Ack(gateway: "gw-a", boot: "b1", seq: 102)])
+        // An older acknowledgement read later does not move it back.
+        var older = HubJournal()
+        older.adopted = [HubJournal.AdoptedAck(gateway: "gw-a", boot: "b1", seq: 50, t: 1001)]
+        _ = try await store.commit(older, at: 2001)
+        #expect(try await store.recover().acks == [HubStore.Ack(gateway: "gw-a", boot: "b1", seq: 102)])
+    }
+
     @Test func movesBecomeVisitsTransitionsAndDwellStatistics() async throws {
         let store = try HubStore(path: path, tripGapSeconds: 120)
         let hour = 1_800_000_000.0  // an hour boundary (1_800_000_000 = 500_000 × 3600)
