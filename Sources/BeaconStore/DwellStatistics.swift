@@ -8,6 +8,15 @@ public struct DwellStatistics: Sendable, Hashable, Codable {
     public var median: Double
     public var p90: Double
 
+    public init(visits: Int, tags: Int, total: Double, mean: Double, median: Double, p90: Double) {
+        self.visits = visits
+        self.tags = tags
+        self.total = total
+        self.mean = mean
+        self.median = median
+        self.p90 = p90
+    }
+
     /// `nil` for no visits.
     public init?(_ visits: [(tag: String, duration: Double)]) {
         guard !visits.isEmpty else { return nil }

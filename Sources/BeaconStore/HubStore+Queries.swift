@@ -129,15 +129,11 @@ extension HubStore {
                 }
                 sql += " ORDER BY hour, zone"
                 return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                    var statistics = DwellStatistics([(tag: "", duration: 0)])!
-                    statistics.visits = row["visits"]
-                    statistics.tags = row["tags"]
-                    statistics.total = row["total"]
-                    statistics.mean = row["mean"]
-                    statistics.median = row["median"]
-                    statistics.p90 = row["p90"]
-                    return DwellRow(
-                        zone: row["zone"], start: Double(row["hour"] as Int64), tag: nil, statistics: statistics)
+                    let statistics = DwellStatistics(
+                        visits: row["visits"], tags: row["tags"], total: row["total"], mean: row["mean"],
+                        median: row["median"], p90: row["p90"])
+                    let hour: Int64 = row["hour"]
+                    return DwellRow(zone: row["zone"], start: Double(hour), tag: nil, statistics: statistics)
                 }
             }
         }
@@ -147,7 +143,7 @@ extension HubStore {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         var groups: [DwellRow: [(tag: String, duration: Double)]] = [:]
-        let placeholder = DwellStatistics([(tag: "", duration: 0)])!
+        let placeholder = DwellStatistics(visits: 0, tags: 0, total: 0, mean: 0, median: 0, p90: 0)
         for visit in closed {
             var key = DwellRow(zone: nil, start: nil, tag: nil, statistics: placeholder)
             switch grouping {
