@@ -15,6 +15,7 @@ bench:
 	$$(swift build -c release --show-bin-path)/beacon-bench agent
 	$$(swift build -c release --show-bin-path)/beacon-bench engine
 	$$(swift build -c release --show-bin-path)/beacon-bench hub
+	$$(swift build -c release --show-bin-path)/beacon-bench store
 
 build:
 	bash scripts/setup.sh

@@ -160,7 +160,9 @@ extension HubStore {
         var enter = move.t
         if let previous = try Row.fetchOne(
             db.cachedStatement(
-                sql: "SELECT zone, exit FROM visits WHERE tag = ? AND exit IS NOT NULL ORDER BY exit DESC LIMIT 1"),
+                // By enter, which `visits_tag` serves directly (by exit SQLite sorts every visit of the tag); the same
+                // row, as a tag's visits never overlap.
+                sql: "SELECT zone, exit FROM visits WHERE tag = ? AND exit IS NOT NULL ORDER BY enter DESC LIMIT 1"),
             arguments: [move.key])
         {
             let left: Double = previous["exit"]

@@ -11,7 +11,9 @@ struct BeaconBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacon-bench",
         abstract: "BeaconTracker benchmarks: print figures with a same-run baseline.",
-        subcommands: [MQTTBench.self, DecodeBench.self, AgentBench.self, EngineBench.self, HubBench.self],
+        subcommands: [
+            MQTTBench.self, DecodeBench.self, AgentBench.self, EngineBench.self, HubBench.self, StoreBench.self,
+        ],
         defaultSubcommand: MQTTBench.self
     )
 }
