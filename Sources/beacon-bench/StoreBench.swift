@@ -60,7 +60,7 @@ struct StoreBench: AsyncParsableCommand {
     var historyMinutes = 60
 
     func validate() throws {
-        guard Self.seconds(duration) != nil else {
+        guard SimulatedDuration.parse(duration) != nil else {
             throw ValidationError("--duration \(duration): expected e.g. 90s, 30m, 6h, 2h30m, or seconds")
         }
         guard rounds >= 1, commits >= 1, liveTags >= 1, liveGateways >= 2 else {
@@ -112,7 +112,7 @@ extension StoreBench {
         guard loaded.site == configuration.site else {
             throw ValidationError("\(venue) is site \(loaded.site), but \(config) serves site \(configuration.site)")
         }
-        let simulated = Self.seconds(duration)!
+        let simulated = SimulatedDuration.parse(duration)!
         let simulation = directory + "/simulation"
         let (seed, start) = (seed, start)
         let run = try await Self.onOwnThread {
@@ -451,23 +451,6 @@ extension StoreBench {
     /// `text` padded with spaces to `width` columns (`%-24@` does not pad on Linux).
     static func padded(_ text: String, _ width: Int) -> String {
         text + String(repeating: " ", count: max(1, width - text.count))
-    }
-
-    /// "6h", "2h30m", "90s" or plain seconds.
-    static func seconds(_ text: String) -> Double? {
-        if let seconds = Double(text) { return seconds > 0 ? seconds : nil }
-        var total = 0.0
-        var number = ""
-        for character in text {
-            if character.isNumber || character == "." {
-                number.append(character)
-                continue
-            }
-            guard let value = Double(number), let unit = ["h": 3600.0, "m": 60, "s": 1][character] else { return nil }
-            total += value * unit
-            number = ""
-        }
-        return number.isEmpty && total > 0 ? total : nil
     }
 
     static func fileBytes(_ path: String) -> Int {

@@ -55,7 +55,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
             guard (out == nil) != (mqtt == nil) else {
                 throw ValidationError("give exactly one of --out DIR or --mqtt HOST:PORT")
             }
-            if let duration, Self.parseDuration(duration) == nil {
+            if let duration, SimulatedDuration.parse(duration) == nil {
                 throw ValidationError("--duration \(duration): expected e.g. 90s, 30m, 1h, 2h30m, or seconds")
             }
             guard speed > 0 else { throw ValidationError("--speed must be positive") }
@@ -65,7 +65,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let seconds = duration.flatMap(Self.parseDuration)
+            let seconds = duration.flatMap(SimulatedDuration.parse)
             let loaded: Venue
             do {
                 loaded = try VenueLoader.load(from: venue)
@@ -114,28 +114,6 @@ struct BeaconSimCommand: AsyncParsableCommand {
                     services: configurations, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
             if outboxDir == nil { try? FileManager.default.removeItem(atPath: directory) }
-        }
-
-        static func parseDuration(_ text: String) -> Double? {
-            // Plain seconds, or a sum of h, m and s parts ("2h30m").
-            if let seconds = Double(text) { return seconds > 0 ? seconds : nil }
-            var total = 0.0
-            var number = ""
-            for character in text {
-                if character.isNumber || character == "." {
-                    number.append(character)
-                    continue
-                }
-                guard let value = Double(number) else { return nil }
-                switch character {
-                case "h": total += value * 3600
-                case "m": total += value * 60
-                case "s": total += value
-                default: return nil
-                }
-                number = ""
-            }
-            return number.isEmpty && total > 0 ? total : nil
         }
     }
 }
