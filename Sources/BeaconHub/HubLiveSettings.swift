@@ -38,23 +38,15 @@ public struct HubLiveSettings: Decodable, Sendable, Hashable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        func value(_ key: CodingKeys, _ fallback: Double, _ range: ClosedRange<Double>) throws -> Double {
-            let value = try container.decodeIfPresent(Double.self, forKey: key) ?? fallback
-            guard range.contains(value) else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container,
-                    debugDescription: "must be between \(range.lowerBound) and \(range.upperBound), found \(value)")
-            }
-            return value
-        }
-        tickSeconds = try value(.tickSeconds, tickSeconds, 0.05...10)
-        tagStateSeconds = try value(.tagStateSeconds, tagStateSeconds, 0...3600)
-        maxFutureSeconds = try value(.maxFutureSeconds, maxFutureSeconds, 0.5...86_400)
-        skewAlertSeconds = try value(.skewAlertSeconds, skewAlertSeconds, 0...86_400)
-        gapTimeoutSeconds = try value(.gapTimeoutSeconds, gapTimeoutSeconds, 1...86_400)
-        heartbeatSeconds = try value(.heartbeatSeconds, heartbeatSeconds, 1...3600)
-        lockKeepAliveSeconds = Int(try value(.lockKeepAliveSeconds, Double(lockKeepAliveSeconds), 5...600))
-        claimSettleSeconds = try value(.claimSettleSeconds, claimSettleSeconds, 0...60)
-        statusSeconds = try value(.statusSeconds, statusSeconds, 1...3600)
+        tickSeconds = try container.setting(.tickSeconds, tickSeconds, in: 0.05...10)
+        tagStateSeconds = try container.setting(.tagStateSeconds, tagStateSeconds, in: 0...3600)
+        maxFutureSeconds = try container.setting(.maxFutureSeconds, maxFutureSeconds, in: 0.5...86_400)
+        skewAlertSeconds = try container.setting(.skewAlertSeconds, skewAlertSeconds, in: 0...86_400)
+        gapTimeoutSeconds = try container.setting(.gapTimeoutSeconds, gapTimeoutSeconds, in: 1...86_400)
+        heartbeatSeconds = try container.setting(.heartbeatSeconds, heartbeatSeconds, in: 1...3600)
+        lockKeepAliveSeconds = Int(
+            try container.setting(.lockKeepAliveSeconds, Double(lockKeepAliveSeconds), in: 5...600))
+        claimSettleSeconds = try container.setting(.claimSettleSeconds, claimSettleSeconds, in: 0...60)
+        statusSeconds = try container.setting(.statusSeconds, statusSeconds, in: 1...3600)
     }
 }

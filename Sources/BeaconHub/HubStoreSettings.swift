@@ -42,28 +42,18 @@ public struct HubStoreSettings: Decodable, Sendable, Hashable {
             }
             synchronous = durability
         }
-        func value(_ key: CodingKeys, _ fallback: Double, _ range: ClosedRange<Double>) throws -> Double {
-            let value = try container.decodeIfPresent(Double.self, forKey: key) ?? fallback
-            guard range.contains(value) else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container,
-                    debugDescription: "must be between \(range.lowerBound) and \(range.upperBound), found \(value)")
-            }
-            return value
-        }
-        commitSeconds = try value(.commitSeconds, commitSeconds, 0.05...5)
+        commitSeconds = try container.setting(.commitSeconds, commitSeconds, in: 0.05...5)
         rawSightings = try container.decodeIfPresent(Bool.self, forKey: .rawSightings) ?? false
-        rawRetentionHours = try value(.rawRetentionHours, rawRetentionHours, 0.01...87_600)
-        tripGapSeconds = try value(.tripGapSeconds, tripGapSeconds, 0...86_400)
-        maxBacklogBatches = Int(try value(.maxBacklogBatches, Double(maxBacklogBatches), 100...10_000_000))
+        rawRetentionHours = try container.setting(.rawRetentionHours, rawRetentionHours, in: 0.01...87_600)
+        tripGapSeconds = try container.setting(.tripGapSeconds, tripGapSeconds, in: 0...86_400)
+        maxBacklogBatches = Int(
+            try container.setting(.maxBacklogBatches, Double(maxBacklogBatches), in: 100...10_000_000))
         pseudonymise = try container.decodeIfPresent(Bool.self, forKey: .pseudonymise) ?? false
         keyFile = try container.decodeIfPresent(String.self, forKey: .keyFile)
         if pseudonymise && keyFile == nil {
-            throw DecodingError.keyNotFound(
-                CodingKeys.keyFile,
-                DecodingError.Context(
-                    codingPath: container.codingPath,
-                    debugDescription: "pseudonymise: true needs keyFile (a path readable by the hub only)"))
+            throw DecodingError.dataCorruptedError(
+                forKey: .pseudonymise, in: container,
+                debugDescription: "pseudonymise: true needs keyFile (a path readable by the hub only)")
         }
     }
 }

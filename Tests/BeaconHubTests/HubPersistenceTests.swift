@@ -107,6 +107,18 @@ import ZoneInference
         return core.takeOutgoing()
     }
 
+    @Test(arguments: [
+        ("synchronous: fast", "must be normal or full"), ("commitSeconds: 9", "between 0.05 and 5"),
+        ("pseudonymise: true", "needs keyFile"), ("rawSightings: maybe", "rawSightings"),
+    ])
+    func aWrongStoreSettingIsRefusedNamingTheKey(setting: String, message: String) throws {
+        #expect {
+            _ = try configuration(store: ", \(setting)")
+        } throws: { error in
+            "\(error)".contains("store") && "\(error)".contains(message)
+        }
+    }
+
     @Test func acknowledgesOnlyWhatTheDatabaseCommitted() async throws {
         let configuration = try configuration()
         let store = try HubStore(path: path)
