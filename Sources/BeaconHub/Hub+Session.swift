@@ -232,6 +232,9 @@ extension Hub {
                         "batches": "\(counters.batches)", "sightings": "\(counters.sightings)",
                         "duplicates": "\(counters.duplicates)", "rejected": "\(counters.rejected)",
                         "events": "\(counters.events)", "dropped": "\(client.droppedMessages)",
+                        "commits": "\(counters.store?.commits ?? 0)",
+                        "commitFailures": "\(counters.store?.failures ?? 0)",
+                        "uncommittedBatches": "\(counters.store?.backlogBatches ?? 0)",
                     ])
             }
         }
