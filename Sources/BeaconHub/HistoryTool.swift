@@ -35,13 +35,19 @@ public enum HistoryTool {
         /// Opens the database for reading and checks that tag ids given on the command line can be matched.
         func open() async throws -> HubStore {
             let store = try HubStore(readingFrom: path, tripGapSeconds: tripGapSeconds)
-            let stored = try await store.meta("pseudonym_key") ?? "none"
-            if stored != "none" && stored != pseudonyms.keyID {
-                throw HubSetupError(
-                    "\(path) holds pseudonymised tag ids (key \(stored)): pass --config with the hub's hub.yaml, whose "
-                        + "store.keyFile holds that key, to match tag ids")
-            }
+            try await matchKeys(store)
             return store
+        }
+
+        /// Tag ids on the command line are mapped as the database stores them: with the same key, or none.
+        func matchKeys(_ store: HubStore) async throws {
+            let stored = try await store.meta("pseudonym_key") ?? "none"
+            guard stored != (pseudonyms.keyID ?? "none") else { return }
+            throw HubSetupError(
+                stored == "none"
+                    ? "\(path) holds real tag ids, but the configuration pseudonymises them: pass --db without --config"
+                    : "\(path) holds pseudonymised tag ids (key \(stored)): pass --config with the hub's hub.yaml, "
+                        + "whose store.keyFile holds that key")
         }
     }
 
@@ -183,11 +189,7 @@ public enum HistoryTool {
     public static func forget(_ source: Source, tag: String) async throws -> String {
         let store = try HubStore(path: source.path, tripGapSeconds: source.tripGapSeconds)
         defer { try? store.close() }
-        let stored = try await store.meta("pseudonym_key") ?? "none"
-        if stored != "none" && stored != source.pseudonyms.keyID {
-            throw HubSetupError(
-                "\(source.path) holds pseudonymised tag ids: pass --config with the hub's hub.yaml (its store.keyFile)")
-        }
+        try await source.matchKeys(store)
         let key = source.pseudonyms.key(for: tag)
         let deleted = try await store.forget(key: key, liveTag: tag, beaconKey: nil)
         let total = deleted.values.reduce(0, +)

@@ -234,7 +234,7 @@ public struct HubCore: Sendable {
         counters.store!.backlogBatches += 1
     }
 
-    /// The id the history tables hold for a tag or beacon id (memoised: HMAC per sighting would cost).
+    /// The id the history tables hold for a raw sighting's beacon (memoised: HMAC per sighting would cost).
     mutating func key(_ id: String) -> String {
         guard let persistence, persistence.pseudonyms.keyID != nil else { return id }
         if let known = keys[id] { return known }
@@ -468,23 +468,14 @@ public struct HubCore: Sendable {
     }
 
     mutating func flushEvents() {
-        if persistence != nil {
-            // Taken out while `key` (which memoises) runs, then put back: no copy of the journal.
-            var taken = HubJournal()
-            swap(&taken, &journal)
-            for move in engine.takeMoves() { taken.record(move) { key($0) } }
-            swap(&taken, &journal)
+        if let persistence {
+            for move in engine.takeMoves() { journal.record(move, pseudonyms: persistence.pseudonyms) }
         }
         guard !events.isEmpty else { return }
         for event in events {
             counters.events[event.type.rawValue, default: 0] += 1
             queue(event, to: topics.events(event.type), retain: false)
-            if persistence != nil {
-                var taken = HubJournal()
-                swap(&taken, &journal)
-                taken.record(event) { key($0) }
-                swap(&taken, &journal)
-            }
+            if let persistence { journal.record(event, pseudonyms: persistence.pseudonyms) }
         }
         events.removeAll(keepingCapacity: true)
     }

@@ -3,8 +3,9 @@ import BeaconStore
 import ZoneInference
 
 extension HubJournal {
-    /// Adds a zone change; `key` maps a tag or beacon id to the id stored (itself, or its pseudonym).
-    mutating func record(_ move: ZoneMove, key: (String) -> String) {
+    /// Adds a zone change, its ids as `pseudonyms` store them (moves and events are few: no memoising needed).
+    mutating func record(_ move: ZoneMove, pseudonyms: TagPseudonyms) {
+        let key = pseudonyms.key(for:)
         moves.append(
             Move(
                 key: key(move.tag.rawValue), beaconKey: key(move.beacon), liveTag: move.tag.rawValue,
@@ -13,7 +14,8 @@ extension HubJournal {
     }
 
     /// Adds an event as published.
-    mutating func record(_ event: ZoneEvent, key: (String) -> String) {
+    mutating func record(_ event: ZoneEvent, pseudonyms: TagPseudonyms) {
+        let key = pseudonyms.key(for:)
         events.append(
             Event(
                 t: event.t, type: event.type.rawValue, key: event.tag.map { key($0.rawValue) },

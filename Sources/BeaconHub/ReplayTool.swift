@@ -63,6 +63,7 @@ public enum ReplayTool {
         var keys: [String: String] = [:]
         var storedRows = 0
         var commits = 0
+        // Raw sightings' beacons, memoised: an HMAC per sighting would cost.
         func key(_ id: String) -> String {
             if let known = keys[id] { return known }
             let value = history?.pseudonyms.key(for: id) ?? id
@@ -77,10 +78,10 @@ public enum ReplayTool {
             journal = HubJournal()
         }
         func flush() throws {
-            if history != nil {
-                for move in engine.takeMoves() { journal.record(move, key: key) }
-                for event in events { journal.record(event, key: key) }
-                if journal.rowCount >= history!.commitRows { try commit() }
+            if let history {
+                for move in engine.takeMoves() { journal.record(move, pseudonyms: history.pseudonyms) }
+                for event in events { journal.record(event, pseudonyms: history.pseudonyms) }
+                if journal.rowCount >= history.commitRows { try commit() }
             }
             if let writer {
                 for event in events { writer.write(try ContractCoding.encodeLine(event)) }
@@ -100,7 +101,7 @@ public enum ReplayTool {
                         t: sighting.t, gateway: sighting.gateway.rawValue, beaconKey: key(sighting.beacon),
                         rssi: sighting.rssi, txPower: sighting.txPower))
             }
-            if events.count > 1000 || journal.rowCount >= 20_000 { try flush() }
+            if events.count > 1000 || journal.sightings.count >= (history?.commitRows ?? .max) { try flush() }
         }
         // Decisions due by the last scan time; the recording's end is not the tags' departure.
         if let last { engine.advance(to: last, events: &events) }

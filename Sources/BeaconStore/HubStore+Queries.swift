@@ -137,31 +137,46 @@ extension HubStore {
                 }
             }
         }
-        let closed = try await visits(VisitFilter(zone: zone)).filter { visit in
-            visit.duration != nil && since.map { visit.enter >= $0 } ?? true && until.map { visit.enter < $0 } ?? true
+        let closed = try await database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT tag, zone, enter, duration FROM visits
+                    WHERE exit IS NOT NULL AND enter >= ? AND enter < ? AND (? IS NULL OR zone = ?)
+                    """,
+                arguments: [
+                    since ?? -Double.greatestFiniteMagnitude, until ?? Double.greatestFiniteMagnitude, zone, zone,
+                ]
+            ).map { row in
+                let visit: (tag: String, zone: String, enter: Double, duration: Double) = (
+                    row["tag"], row["zone"], row["enter"], row["duration"]
+                )
+                return visit
+            }
         }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        var groups: [DwellRow: [(tag: String, duration: Double)]] = [:]
-        let placeholder = DwellStatistics(visits: 0, tags: 0, total: 0, mean: 0, median: 0, p90: 0)
-        for visit in closed {
-            var key = DwellRow(zone: nil, start: nil, tag: nil, statistics: placeholder)
-            switch grouping {
-            case .day:
-                key.zone = visit.zone
-                key.start = calendar.startOfDay(for: Date(timeIntervalSince1970: visit.enter)).timeIntervalSince1970
-            case .zone: key.zone = visit.zone
-            case .tag:
-                key.tag = visit.tag
-                key.zone = zone
-            case .hour: break
-            }
-            groups[key, default: []].append((visit.tag, visit.duration!))
+        struct Group: Hashable {
+            var zone: String?
+            var start: Double?
+            var tag: String?
         }
-        return groups.map { key, visits in
-            var row = key
-            row.statistics = DwellStatistics(visits)!
-            return row
+        var groups: [Group: [(tag: String, duration: Double)]] = [:]
+        for visit in closed {
+            let group =
+                switch grouping {
+                case .day:
+                    Group(
+                        zone: visit.zone,
+                        start: calendar.startOfDay(for: Date(timeIntervalSince1970: visit.enter)).timeIntervalSince1970)
+                case .zone: Group(zone: visit.zone)
+                case .tag: Group(zone: zone, tag: visit.tag)
+                case .hour: Group()
+                }
+            groups[group, default: []].append((visit.tag, visit.duration))
+        }
+        return groups.map { group, visits in
+            DwellRow(zone: group.zone, start: group.start, tag: group.tag, statistics: DwellStatistics(visits)!)
         }.sorted { a, b in
             (a.start ?? 0, a.zone ?? "", a.tag ?? "") < (b.start ?? 0, b.zone ?? "", b.tag ?? "")
         }

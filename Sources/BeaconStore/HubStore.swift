@@ -220,7 +220,7 @@ public final class HubStore: Sendable {
 
     /// Whether the database holds any zone visit (a replay into it would mix two histories).
     public func hasVisitsNow() throws -> Bool {
-        try database.writeNow { db in
+        try database.readNow { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM visits LIMIT 1)")! > 0
         }
     }

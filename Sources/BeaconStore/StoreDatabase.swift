@@ -108,6 +108,15 @@ public final class StoreDatabase: Sendable {
         }
     }
 
+    /// Runs `work` for reading, blocking the calling thread (offline tools).
+    func readNow<T>(_ work: (Database) throws -> T) throws -> T {
+        do {
+            return try queue.read(work)
+        } catch let error as DatabaseError {
+            throw StoreError(error, path: path)
+        }
+    }
+
     /// Runs `work` for reading on the writer's serial queue.
     func read<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {

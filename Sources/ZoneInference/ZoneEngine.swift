@@ -262,6 +262,8 @@ public struct ZoneEngine: Sendable {
 
     /// The zone changes decided since the last call, in order (only while `recordsMoves` is set).
     public mutating func takeMoves() -> [ZoneMove] {
+        // Called after every batch: most find nothing, and handing out the buffer would make the next append copy it.
+        guard !moves.isEmpty else { return [] }
         defer { moves.removeAll(keepingCapacity: true) }
         return moves
     }
