@@ -20,4 +20,13 @@ for expected in 'event .* hub +hub-1 +online' 'event .* (enter|exit|unknown) +(v
 done
 echo "test: demo ok"
 
-swift test --skip-build --parallel --num-workers 2 2>&1
+# The full log is long and CI shows its tail: a failing run repeats its failures last.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+swift test --skip-build --parallel --num-workers 2 2>&1 | tee "$log" || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "test: failed (exit $status); the failures:" >&2
+  grep -E "✘|recorded an issue|Expectation failed|error:|Fatal error|Caught error" "$log" | grep -v "^✘ Test run" | head -n 60 >&2
+fi
+exit "$status"
