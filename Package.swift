@@ -24,6 +24,10 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
     ],
     targets: [
         // Executables: parse arguments, load configuration, call the wiring library.
@@ -129,6 +133,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The hub's HTTP side: JSON API, live stream, /metrics and /health, and the web page (Web/, served as is).
+        .target(
+            name: "Dashboard",
+            dependencies: [
+                "BeaconModel", "BeaconStore", "ZoneInference",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Web")],
+            swiftSettings: swiftSettings
+        ),
+
         // Wiring: configuration types and build functions returning services.
         .target(
             name: "BeaconAgent",
@@ -143,7 +162,10 @@ let package = Package(
             name: "BeaconHub",
             dependencies: [
                 "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "ZoneInference",
+                "Dashboard",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -181,6 +203,10 @@ let package = Package(
             dependencies: [
                 "BeaconHub", "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconStore", "ZoneInference", "Simulator",
             ],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "DashboardTests",
+            dependencies: ["Dashboard", "BeaconModel", "BeaconStore"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "BeaconModel", "BeaconConfig", "ZoneInference"],

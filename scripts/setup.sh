@@ -7,7 +7,12 @@ packages=(
   libbluetooth-dev                               # BlueZ HCI library for the agent's scanner
   libsqlite3-dev                                 # SQLite for GRDB
   openssl pkg-config                             # test certificates; SwiftPM finds libmosquitto through pkg-config
+  libjs-chart.js                                 # the dashboard's charts, served from /usr/share/javascript/chart.js
 )
+# The dashboard's browser test drives Debian's Chromium through its WebDriver (skipped with a message without them).
+if [ "${BEACONTRACKER_NO_BROWSER:-0}" != "1" ]; then
+  packages+=(chromium chromium-driver)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

@@ -1,3 +1,4 @@
+import BeaconModel
 import BeaconStore
 import Foundation
 
@@ -56,36 +57,16 @@ public enum HistoryTool {
     /// A time from the command line: unix seconds, or ISO-8601 (`2026-11-23T14:30:00Z`, `…+01:00`, fractional
     /// seconds, or local time without an offset: `2026-11-23T14:30`, `2026-11-23 14:30:00`, `2026-11-23`).
     public static func parseTime(_ text: String, timeZone: TimeZone = .current) throws -> Double {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let seconds = Double(trimmed), seconds.isFinite { return seconds }
-        for options: ISO8601DateFormatter.Options in [
-            [.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds],
-        ] {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = options
-            if let date = formatter.date(from: trimmed) { return date.timeIntervalSince1970 }
+        do {
+            return try TimeText.parse(text, timeZone: timeZone)
+        } catch {
+            throw HubSetupError(error.description)
         }
-        for pattern in [
-            "yyyy-MM-dd'T'HH:mm:ss.SSS", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm:ss",
-            "yyyy-MM-dd HH:mm", "yyyy-MM-dd",
-        ] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = timeZone
-            formatter.dateFormat = pattern
-            if let date = formatter.date(from: trimmed) { return date.timeIntervalSince1970 }
-        }
-        throw HubSetupError(
-            "cannot read the time \"\(text)\": give unix seconds (1763907000) or ISO-8601 (2026-11-23T14:30:00Z, "
-                + "2026-11-23T14:30:00+01:00, or local time: 2026-11-23T14:30, 2026-11-23)")
     }
 
     /// A time as printed: ISO-8601 with the offset of `timeZone`, to the second.
     public static func formatTime(_ t: Double, timeZone: TimeZone = .current) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = timeZone
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: Date(timeIntervalSince1970: t.rounded(.down)))
+        TimeText.format(t, timeZone: timeZone)
     }
 
     // MARK: Reports
@@ -120,6 +101,7 @@ public enum HistoryTool {
             switch grouping {
             case .hour: ["zone", "hour"]
             case .day: ["zone", "day"]
+            case .hourOfDay: ["zone", "hourOfDay"]
             case .zone: ["zone"]
             case .tag: zone == nil ? ["tag"] : ["tag", "zone"]
             }
@@ -128,6 +110,7 @@ public enum HistoryTool {
             var cells: [Cell] =
                 switch grouping {
                 case .hour, .day: [.text(row.zone ?? ""), .time(row.start)]
+                case .hourOfDay: [.text(row.zone ?? ""), .integer(row.hourOfDay ?? 0)]
                 case .zone: [.text(row.zone ?? "")]
                 case .tag: zone == nil ? [.text(row.tag ?? "")] : [.text(row.tag ?? ""), .text(row.zone ?? "")]
                 }

@@ -1,7 +1,7 @@
 /// Retained state of one tag: the payload of `tags/<tag>/state`.
 public struct TagState: Sendable, Hashable, Codable {
     /// Where the tag is, as far as the hub knows.
-    public enum State: String, Sendable, Hashable, Codable {
+    public enum State: String, Sendable, Hashable, Codable, CaseIterable {
         /// In `zone`.
         case inside
         /// Not in any zone (exited, or never seen).

@@ -35,6 +35,9 @@ extension HubStore {
     /// How `dwell` groups closed visits.
     public enum DwellGrouping: String, Sendable, Hashable, CaseIterable, Codable {
         case hour, day, zone, tag
+        /// The hour of the day (0–23 in the report's time zone) the visits entered, over every day of the window:
+        /// the shape of a typical day.
+        case hourOfDay = "hour-of-day"
     }
 
     /// One row of a dwell report: the group (zone, and the hour or day start, or the tag) and its statistics.
@@ -43,7 +46,19 @@ extension HubStore {
         /// Unix seconds of the hour's or day's start.
         public var start: Double?
         public var tag: String?
+        /// 0–23, for `hour-of-day`.
+        public var hourOfDay: Int?
         public var statistics: DwellStatistics
+
+        public init(
+            zone: String?, start: Double?, tag: String?, hourOfDay: Int? = nil, statistics: DwellStatistics
+        ) {
+            self.zone = zone
+            self.start = start
+            self.tag = tag
+            self.hourOfDay = hourOfDay
+            self.statistics = statistics
+        }
     }
 
     /// A zone sequence and how many times tags walked it.
@@ -61,8 +76,8 @@ extension HubStore {
         public var medianTransit: Double
     }
 
-    /// Visits overlapping the filter's window, oldest first.
-    public func visits(_ filter: VisitFilter, limit: Int? = nil) async throws -> [Visit] {
+    /// Visits overlapping the filter's window, oldest first; `offset` skips that many (paging).
+    public func visits(_ filter: VisitFilter, limit: Int? = nil, offset: Int = 0) async throws -> [Visit] {
         try await database.read { db in
             var clauses: [String] = []
             var arguments: StatementArguments = []
@@ -86,6 +101,7 @@ extension HubStore {
             if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
             sql += " ORDER BY enter, id"
             if let limit { sql += " LIMIT \(limit)" }
+            if offset > 0 { sql += (limit == nil ? " LIMIT -1" : "") + " OFFSET \(offset)" }
             return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.visit)
         }
     }
@@ -160,6 +176,7 @@ extension HubStore {
             var zone: String?
             var start: Double?
             var tag: String?
+            var hourOfDay: Int?
         }
         var groups: [Group: [(tag: String, duration: Double)]] = [:]
         for visit in closed {
@@ -169,6 +186,10 @@ extension HubStore {
                     Group(
                         zone: visit.zone,
                         start: calendar.startOfDay(for: Date(timeIntervalSince1970: visit.enter)).timeIntervalSince1970)
+                case .hourOfDay:
+                    Group(
+                        zone: visit.zone,
+                        hourOfDay: calendar.component(.hour, from: Date(timeIntervalSince1970: visit.enter)))
                 case .zone: Group(zone: visit.zone)
                 case .tag: Group(zone: zone, tag: visit.tag)
                 case .hour: Group()
@@ -176,9 +197,12 @@ extension HubStore {
             groups[group, default: []].append((visit.tag, visit.duration))
         }
         return groups.map { group, visits in
-            DwellRow(zone: group.zone, start: group.start, tag: group.tag, statistics: DwellStatistics(visits)!)
+            DwellRow(
+                zone: group.zone, start: group.start, tag: group.tag, hourOfDay: group.hourOfDay,
+                statistics: DwellStatistics(visits)!)
         }.sorted { a, b in
-            (a.start ?? 0, a.zone ?? "", a.tag ?? "") < (b.start ?? 0, b.zone ?? "", b.tag ?? "")
+            (a.start ?? 0, a.zone ?? "", a.hourOfDay ?? 0, a.tag ?? "")
+                < (b.start ?? 0, b.zone ?? "", b.hourOfDay ?? 0, b.tag ?? "")
         }
     }
 

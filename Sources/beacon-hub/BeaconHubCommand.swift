@@ -301,7 +301,7 @@ extension BeaconHubCommand {
 
         @OptionGroup var options: HistoryOptions
         @Option(help: "Only this zone.") var zone: String?
-        @Option(help: "Group by hour, day, zone or tag.") var by: HubStore.DwellGrouping
+        @Option(help: "Group by hour, day, zone, tag or hour-of-day.") var by: HubStore.DwellGrouping
         @Option(help: "Visits that began at or after this time.") var since: Time?
         @Option(help: "Visits that began before this time.") var until: Time?
 

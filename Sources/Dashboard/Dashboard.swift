@@ -1,0 +1,237 @@
+import BeaconModel
+import BeaconStore
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+
+/// The hub's HTTP side (docs/dashboard.md): the JSON API over the live board and the history database, the live
+/// stream (Server-Sent Events), `/metrics` for Prometheus, `/health`, and the web page.
+///
+/// A service of its own inside the hub process: it fails alone (a port in use is logged and the hub goes on
+/// ingesting without it) and reads the database through its own read-only connection, never the writer's.
+public final class Dashboard: Service, Sendable {
+    public let configuration: DashboardConfiguration
+    public let board: LiveBoard
+    public let registry: PrometheusCollectorRegistry
+    let logger: Logger
+    let bound = Mutex(Bound())
+    /// The read-only history connection, opened at the first history request (the hub creates the file first).
+    let history = Mutex<HubStore?>(nil)
+    let web: WebFiles
+
+    struct Bound {
+        var port: Int?
+        var failed = false
+        var waiting: [CheckedContinuation<Int?, Never>] = []
+    }
+
+    public init(
+        configuration: DashboardConfiguration, board: LiveBoard, registry: PrometheusCollectorRegistry,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.board = board
+        self.registry = registry
+        self.logger = logger
+        self.web = WebFiles(root: configuration.webRoot, chartJS: configuration.chartJS)
+    }
+
+    /// The port listened on, once listening; nil if the server could not start.
+    public func boundPort() async -> Int? {
+        await withCheckedContinuation { continuation in
+            let now = bound.withLock { bound -> Int?? in
+                if let port = bound.port { return .some(port) }
+                if bound.failed { return .some(nil) }
+                bound.waiting.append(continuation)
+                return .none
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
+
+    func settle(_ port: Int?) {
+        let waiting = bound.withLock { bound in
+            defer { bound.waiting = [] }
+            if let port { bound.port = port } else { bound.failed = true }
+            return bound.waiting
+        }
+        for continuation in waiting { continuation.resume(returning: port) }
+    }
+
+    /// Serves until cancelled or shut down gracefully (which first ends the live streams, so that the server's own
+    /// shutdown does not wait for them). Never throws: a server that cannot start is logged.
+    public func run() async {
+        let app = Application(
+            router: makeRouter(),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "beacon-hub"),
+            onServerRunning: { [self] channel in
+                let port = channel.localAddress?.port
+                settle(port)
+                logger.info(
+                    "dashboard listening",
+                    metadata: ["url": "http://\(Self.urlHost(configuration.host)):\(port ?? configuration.port)/"])
+            },
+            logger: logger)
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { [self] in
+                    do {
+                        try await app.run()
+                    } catch {
+                        logger.error(
+                            "dashboard stopped: cannot serve HTTP",
+                            metadata: [
+                                "address": "\(configuration.host):\(configuration.port)",
+                                "error": "\(error)",
+                                "fix": "is another program on that port? set http.port in hub.yaml",
+                            ])
+                    }
+                    settle(nil)
+                }
+                group.addTask { [self] in await keepStreamsAlive() }
+                await group.next()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: { [board] in
+            board.finishStreams()
+        }
+        board.finishStreams()
+        try? history.withLock { $0 }?.close()
+    }
+
+    /// A comment line every 15 s on each live stream, so that proxies and browsers keep it open.
+    func keepStreamsAlive() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(15))
+            board.broadcast(LiveBoard.Update(event: "ping", data: Array("{}".utf8)))
+        }
+    }
+
+    static func urlHost(_ host: String) -> String {
+        host.contains(":") ? "[\(host)]" : host
+    }
+
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: JSONErrors())
+        router.add(middleware: BearerToken(token: configuration.token))
+        addAPIRoutes(to: router)
+        router.get("/health") { [self] _, _ in try json(health(), status: .ok) }
+        router.get("/health/live") { [self] _, _ in try json(health(), status: .ok) }
+        router.get("/health/ready") { [self] _, _ in
+            let health = health()
+            return try json(health, status: health.ready ? .ok : .serviceUnavailable)
+        }
+        router.get("/metrics") { [self] _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+        for (path, file) in [("/", "index.html"), ("/app.js", "app.js"), ("/app.css", "app.css")] {
+            router.get(RouterPath(path)) { [web] _, _ in try web.response(for: file) }
+        }
+        router.get("/lib/chart.js") { [web] _, _ in try web.chartResponse() }
+        return router
+    }
+
+    func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(value)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The history database, read-only; an API error when the hub keeps none or it cannot be opened.
+    func historyStore() throws -> HubStore {
+        guard let path = configuration.storePath else {
+            throw APIError(
+                .notFound, "no-history",
+                "this hub keeps no history: add a store: section to hub.yaml (docs/storage.md)")
+        }
+        return try history.withLock { cached in
+            if let cached { return cached }
+            do {
+                let store = try HubStore(readingFrom: path)
+                cached = store
+                return store
+            } catch {
+                throw APIError(
+                    .serviceUnavailable, "store-error", "cannot open the history database \(path): \(error)")
+            }
+        }
+    }
+}
+
+/// Every error leaves as JSON: the router's own (no such route, wrong method) become `not-found` / `bad-request`,
+/// unexpected ones `internal` (logged, the message not leaked).
+struct JSONErrors<Context: RequestContext>: RouterMiddleware {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch let error as HTTPError {
+            let code = error.status == .notFound ? "not-found" : error.status == .badRequest ? "bad-request" : "http"
+            throw APIError(
+                error.status, code,
+                error.status == .notFound
+                    ? "no such endpoint: \(request.uri.path) (the API is described in docs/openapi.yaml)"
+                    : error.body ?? error.status.reasonPhrase)
+        } catch let error as StoreError {
+            throw APIError(.serviceUnavailable, "store-error", "the history database failed: \(error)")
+        } catch {
+            context.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            throw APIError(.internalServerError, "internal", "the request failed inside the hub (see its log)")
+        }
+    }
+}
+
+/// With a token configured, `/api/*` and `/metrics` need it: `Authorization: Bearer <token>`, or `access_token=` in
+/// the query (browsers cannot set headers on an EventSource). The page itself and `/health` are open: they hold no
+/// data.
+struct BearerToken<Context: RequestContext>: RouterMiddleware {
+    let token: [UInt8]?
+
+    init(token: String?) {
+        self.token = token.map { Array($0.utf8) }
+    }
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let token else { return try await next(request, context) }
+        let path = request.uri.path
+        guard path.hasPrefix("/api/") || path == "/metrics" else { return try await next(request, context) }
+        var given: String?
+        if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
+            given = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        } else {
+            given = request.uri.queryParameters.get("access_token")
+        }
+        guard let given, Self.equal(Array(given.utf8), token) else {
+            throw APIError(
+                .unauthorized, "unauthorized",
+                given == nil
+                    ? "this hub needs its API token: send Authorization: Bearer <token> (http.tokenFile in hub.yaml)"
+                    : "wrong token")
+        }
+        return try await next(request, context)
+    }
+
+    /// Compares in time that depends on the length only, not on where the first difference is.
+    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+}

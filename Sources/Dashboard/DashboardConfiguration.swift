@@ -1,0 +1,53 @@
+import BeaconModel
+import ZoneInference
+
+/// What the dashboard serves and where: built by the hub from hub.yaml's `http:` section and the venue.
+public struct DashboardConfiguration: Sendable {
+    /// The address to listen on; loopback unless a token is set (docs/dashboard.md).
+    public var host: String
+    /// 0 takes a free port (tests); the bound one is in `Dashboard.boundPort` and the log.
+    public var port: Int
+    /// When set, `/api/*`, `/metrics` and the live stream need `Authorization: Bearer <token>` (or
+    /// `?access_token=<token>`, for browsers' EventSource).
+    public var token: String?
+    public var site: SiteID
+    /// The venue file as loaded: zones, gateways, doors and walls of the floor plan; nil draws the zones the hub
+    /// reports, unplaced.
+    public var venue: Venue?
+    /// The hub's regions, for region state queries.
+    public var regions: [TagRegion]
+    /// The history database (read-only here); nil serves live state only.
+    public var storePath: String?
+    /// The id a tag has in the database: its pseudonym when the store pseudonymises, else itself.
+    public var storedTagID: @Sendable (String) -> String
+    /// Chart.js as Debian's libjs-chart.js installs it; served at `/lib/chart.js`.
+    public var chartJS: String
+    /// The web page's folder; nil serves the copy built into the program.
+    public var webRoot: String?
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, site: SiteID, venue: Venue? = nil,
+        regions: [TagRegion] = [], storePath: String? = nil,
+        storedTagID: @escaping @Sendable (String) -> String = { $0 },
+        chartJS: String = DashboardConfiguration.debianChartJS, webRoot: String? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.token = token
+        self.site = site
+        self.venue = venue
+        self.regions = regions
+        self.storePath = storePath
+        self.storedTagID = storedTagID
+        self.chartJS = chartJS
+        self.webRoot = webRoot
+    }
+
+    /// Where Debian 12's libjs-chart.js (3.9) puts its UMD build.
+    public static let debianChartJS = "/usr/share/javascript/chart.js/chart.min.js"
+
+    /// True for addresses that only this machine reaches.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}
