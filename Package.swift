@@ -206,7 +206,11 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["Dashboard", "BeaconModel", "BeaconStore"],
+            dependencies: [
+                "Dashboard", "BeaconModel", "BeaconStore", "BeaconConfig", "ZoneInference",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "SimulatorTests", dependencies: ["Simulator", "BeaconModel", "BeaconConfig", "ZoneInference"],

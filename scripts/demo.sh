@@ -62,8 +62,12 @@ done
 (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "demo: mosquitto did not start; see $run/mosquitto.log" >&2; exit 1; }
 echo "demo: mosquitto listening on 127.0.0.1:$port"
 
-# The shipped hub.yaml, pointed at this broker.
-sed -e "s|^venue: venues/|venue: $PWD/config/venues/|; s|^  port: 1883|  port: $port|; s|^  path: /var/lib/beacontracker/hub.db|  path: $PWD/$run/hub.db|" \
+# The dashboard's port: DASHBOARD_PORT, or the first free one from 8080.
+http_port=${DASHBOARD_PORT:-8080}
+while (exec 3<>"/dev/tcp/127.0.0.1/$http_port") 2>/dev/null; do http_port=$((http_port + 1)); done
+
+# The shipped hub.yaml, pointed at this broker, database and dashboard port.
+sed -e "s|^venue: venues/|venue: $PWD/config/venues/|; s|^  port: 1883|  port: $port|; s|^  path: /var/lib/beacontracker/hub.db|  path: $PWD/$run/hub.db|; s|^  port: 8080|  port: $http_port|" \
   config/hub.yaml > "$run/hub.yaml"
 
 # The events as alert subscribers see them. Process substitution keeps $! the program's own pid, so cleanup signals
@@ -84,6 +88,12 @@ echo "demo: hub and the simulated museum (9 gateways, 24 tags) running; printing
 echo "demo: raw events:  mosquitto_sub -p $port -t 'beacontracker/museum/events/#' -v"
 echo "demo: tag states:  $bin/beacon-hub watch --config $run/hub.yaml --states"
 echo "demo: history:     $bin/beacon-hub visits --config $run/hub.yaml   (also dwell --by zone, routes, occupancy --at …)"
+echo "demo: API:         curl -s http://127.0.0.1:$http_port/api/occupancy   (docs/openapi.yaml)"
+for _ in $(seq 1 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$http_port") 2>/dev/null && break
+  sleep 0.1
+done
+echo "demo: dashboard:   http://127.0.0.1:$http_port/   ← open this in a browser: the museum, live"
 if [ -n "${DEMO_SECONDS:-}" ]; then
   sleep "$DEMO_SECONDS"
 else

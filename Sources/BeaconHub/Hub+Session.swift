@@ -1,6 +1,7 @@
 import BeaconMQTT
 import BeaconModel
 import BeaconStore
+import Dashboard
 import Foundation
 import Logging
 import Synchronization
@@ -133,9 +134,16 @@ extension Hub {
                         "gateway": "\(gateway?.rawValue ?? "")",
                     ])
             }
+            let started = ContinuousClock.now
             core.withLock { core in
                 core.apply(input, at: now)
                 send(core.takeOutgoing())
+            }
+            if case .batch(let batch) = input {
+                let elapsed = (ContinuousClock.now - started).components
+                hub.metrics.received(
+                    gateway: batch.gateway, sightings: batch.sightings.count,
+                    appliedIn: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
             }
         }
 
@@ -146,10 +154,12 @@ extension Hub {
                 try? await Task.sleep(for: .seconds(interval))
                 let connected = client.isConnected
                 let now = Date().timeIntervalSince1970
-                core.withLock { core in
+                let (counters, gateways, tracked) = core.withLock { core in
                     core.tick(at: now, connected: connected)
                     send(core.takeOutgoing())
+                    return (core.counters, core.gateways, core.published.count)
                 }
+                show(counters: counters, gateways: gateways, trackedTags: tracked, connected: connected)
                 if connected && now - lastStatus >= hub.configuration.live.statusSeconds {
                     lastStatus = now
                     if let payload = try? ContractCoding.encode(status(.online, at: now)) {
@@ -189,7 +199,10 @@ extension Hub {
             guard !journal.isEmpty else { return }
             let now = Date().timeIntervalSince1970
             // An unstructured task: the write runs to its end even when the session is being cancelled.
+            let started = ContinuousClock.now
             let outcome = await Task { [journal] in try await store.commit(journal, at: now) }.result
+            let elapsed = (ContinuousClock.now - started).components
+            hub.metrics.committed(inNanoseconds: elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
             switch outcome {
             case .success(let result):
                 if result.duplicateBatches > 0 {
@@ -239,9 +252,31 @@ extension Hub {
             }
         }
 
-        /// Hands messages to libmosquitto in order; called with the core locked, so order across tasks holds.
+        /// The dashboard's health and gateways, and the metrics' counters, after each tick.
+        func show(
+            counters: HubStatus.Ingest, gateways: [GatewayID: HubCore.GatewayHealth], trackedTags: Int, connected: Bool
+        ) {
+            hub.metrics.sync(
+                counters, trackedTags: trackedTags, connected: connected, droppedMessages: client.droppedMessages)
+            hub.board.setGateways(
+                gateways.map { id, health in
+                    LiveBoard.GatewayHealth(
+                        gateway: id, online: health.online, monitored: health.monitored,
+                        lastContact: health.lastContact > 0 ? health.lastContact : nil, boot: health.boot)
+                })
+            hub.board.updateHealth { health in
+                health.mqttConnected = connected
+                // A journal waiting for its retry: the last commit failed.
+                health.storeWritable = hub.store == nil ? nil : failedJournal.withLock { $0 == nil }
+                health.uncommittedBatches = counters.store?.backlogBatches ?? 0
+            }
+        }
+
+        /// Hands messages to libmosquitto in order; called with the core locked, so order across tasks holds. The
+        /// dashboard's board sees each, in the same order.
         func send(_ messages: [HubCore.Outgoing]) {
             for message in messages {
+                hub.board.observe(topic: message.topic, payload: message.payload)
                 if message.topic.hasSuffix("/events/alert"),
                     let alert = try? ContractCoding.decode(ZoneEvent.self, from: message.payload)
                 {

@@ -2,6 +2,7 @@ import BeaconConfig
 import BeaconMQTT
 import BeaconModel
 import BeaconStore
+import Dashboard
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -27,6 +28,11 @@ public final class Hub: Service, Sendable {
     /// The history database (writer lock held for the process's life), `nil` without `store:`.
     let store: HubStore?
     let pseudonyms: TagPseudonyms
+    /// What the dashboard shows: fed with everything the hub publishes, and its gateways' health.
+    public let board: LiveBoard
+    /// The HTTP side (`http:` in hub.yaml), nil without it.
+    public let dashboard: Dashboard?
+    public let metrics: HubMetrics
     let logger: Logger
     let shared = Mutex(Shared())
 
@@ -40,12 +46,26 @@ public final class Hub: Service, Sendable {
     init(
         configuration: HubConfiguration, lockClient: MQTTClient,
         makeMainClient: @escaping @Sendable () throws -> MQTTClient,
-        initialEngine: ZoneEngine, store: HubStore?, pseudonyms: TagPseudonyms, logger: Logger
+        initialEngine: ZoneEngine, store: HubStore?, pseudonyms: TagPseudonyms, token: String?, logger: Logger
     ) {
         self.store = store
+        let topics = configuration.mqtt.topics(site: configuration.site)
+        let board = LiveBoard(topics: topics)
+        let metrics = HubMetrics()
+        self.board = board
+        self.metrics = metrics
+        self.dashboard = configuration.http.map { http in
+            Dashboard(
+                configuration: DashboardConfiguration(
+                    host: http.host, port: http.port, token: token, site: configuration.site,
+                    venue: configuration.loadedVenue, regions: configuration.regions.map(\.region),
+                    storePath: configuration.store?.path, storedTagID: { pseudonyms.key(for: $0) },
+                    chartJS: http.chartJS, webRoot: http.webRoot),
+                board: board, registry: metrics.registry, logger: logger)
+        }
         self.pseudonyms = pseudonyms
         self.configuration = configuration
-        self.topics = configuration.mqtt.topics(site: configuration.site)
+        self.topics = topics
         self.lockClient = lockClient
         self.makeMainClient = makeMainClient
         self.initialEngine = initialEngine
@@ -77,11 +97,20 @@ public final class Hub: Service, Sendable {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { [self] in await watchLock(signal, events: lockEvents) }
+                if let dashboard { group.addTask { await dashboard.run() } }
                 var lock = HubLock(hub: configuration.hub)
                 for await holder in signals {
                     if stopping.withLock({ $0 }) { break }
                     let action = lock.observe(holder: holder)
                     shared.withLock { $0.role = lock.role }
+                    board.updateHealth { health in
+                        health.role =
+                            switch lock.role {
+                            case .active: "active"
+                            case .standby: "standby"
+                            case .claiming, .undecided: "starting"
+                            }
+                    }
                     switch action {
                     case .none: break
                     case .claim: claim()
@@ -223,9 +252,10 @@ public func buildHub(
     if store == nil {
         logger.warning("no store: in hub.yaml: no history is kept, and batches are acknowledged once applied")
     }
+    let token = try configuration.http?.loadToken()
     let lockClient = try MQTTClient(configuration: lock, logger: logger)
     return Hub(
         configuration: configuration, lockClient: lockClient,
         makeMainClient: { try MQTTClient(configuration: main, logger: logger) },
-        initialEngine: engine, store: store, pseudonyms: pseudonyms, logger: logger)
+        initialEngine: engine, store: store, pseudonyms: pseudonyms, token: token, logger: logger)
 }

@@ -28,12 +28,15 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
     public var openMQTTGateway: OpenMQTTGatewaySettings?
     /// The history database (docs/storage.md); without it the hub keeps no history.
     public var store: HubStoreSettings?
+    /// The dashboard, JSON API, `/metrics` and `/health` (docs/dashboard.md); without it the hub serves no HTTP.
+    public var http: HubHTTPSettings?
     /// The venue and calibration files as `load(from:)` read and checked them, so that nothing reads them twice.
     public private(set) var loadedVenue: Venue?
     public private(set) var loadedCalibration: Calibration?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case hub, site, mqtt, venue, inference, calibration, tags, regions, live, espresense, openMQTTGateway, store
+        case http
     }
 
     public init(from decoder: any Decoder) throws {
@@ -50,6 +53,7 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         espresense = try container.decodeIfPresent(ESPresenseSettings.self, forKey: .espresense)
         openMQTTGateway = try container.decodeIfPresent(OpenMQTTGatewaySettings.self, forKey: .openMQTTGateway)
         store = try container.decodeIfPresent(HubStoreSettings.self, forKey: .store)
+        http = try container.decodeIfPresent(HubHTTPSettings.self, forKey: .http)
     }
 
     /// Reads and checks hub.yaml, and the venue file it names (a relative path is taken from hub.yaml's folder).
@@ -74,6 +78,11 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
             store.path = resolve(store.path)
             store.keyFile = store.keyFile.map(resolve)
             configuration.store = store
+        }
+        if var http = configuration.http {
+            http.tokenFile = http.tokenFile.map(resolve)
+            http.webRoot = http.webRoot.map(resolve)
+            configuration.http = http
         }
         if let venue = configuration.venue {
             let resolved = resolve(venue)

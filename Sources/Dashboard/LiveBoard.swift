@@ -141,13 +141,14 @@ public final class LiveBoard: Sendable {
         broadcast(Update(event: "gateways", data: Array(data)))
     }
 
-    /// The hub's health; streamed when it changed (other than the backlog count).
-    public func setHealth(_ health: Health) {
-        let changed = state.withLock { state in
-            defer { state.snapshot.health = health }
-            var before = state.snapshot.health
-            before.uncommittedBatches = health.uncommittedBatches
-            return before != health
+    /// Changes the hub's health; streamed when it changed (other than the backlog count).
+    public func updateHealth(_ change: (inout Health) -> Void) {
+        let (changed, health) = state.withLock { state in
+            let before = state.snapshot.health
+            change(&state.snapshot.health)
+            var after = state.snapshot.health
+            after.uncommittedBatches = before.uncommittedBatches
+            return (after != before, state.snapshot.health)
         }
         if changed, let data = try? JSONEncoder().encode(health) {
             broadcast(Update(event: "health", data: Array(data)))

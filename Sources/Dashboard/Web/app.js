@@ -1,0 +1,394 @@
+// BeaconTracker dashboard: the floor plan drawn from /api/venue, kept live by /api/stream (Server-Sent Events),
+// with a tag's path and a zone's dwell and routes from the history endpoints. Plain JavaScript, no build step.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const state = {
+  venue: null,
+  zones: new Map(),      // id -> {id, name, shape, centre, box}
+  tags: new Map(),       // id -> TagView
+  occupancy: new Map(),  // zone -> ZoneOccupancy
+  gateways: new Map(),   // id -> health
+  selectedTag: null,
+  selectedZone: null,
+  dwellChart: null,
+};
+
+// A token given once as #token=… is kept for this tab (the hub needs one when it listens beyond loopback).
+const token = (() => {
+  const match = location.hash.match(/token=([^&]+)/);
+  if (match) {
+    sessionStorage.setItem("beacontracker-token", decodeURIComponent(match[1]));
+    history.replaceState(null, "", location.pathname);
+  }
+  return sessionStorage.getItem("beacontracker-token");
+})();
+
+async function api(path) {
+  const response = await fetch(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error ? body.error.message : response.statusText);
+  return body;
+}
+
+function element(name, attributes = {}, parent = null) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function time(t) {
+  return new Date(t * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+function duration(seconds) {
+  if (seconds == null) return "";
+  if (seconds < 90) return `${Math.round(seconds)} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+// MARK: The plan
+
+function polygonGeometry(shape) {
+  const xs = shape.map(p => p[0]), ys = shape.map(p => p[1]);
+  const box = { minX: Math.min(...xs), minY: Math.min(...ys), maxX: Math.max(...xs), maxY: Math.max(...ys) };
+  // The area-weighted centroid (the vertex mean for degenerate shapes).
+  let area = 0, cx = 0, cy = 0;
+  for (let i = 0; i < shape.length; i++) {
+    const [x0, y0] = shape[i], [x1, y1] = shape[(i + 1) % shape.length];
+    const cross = x0 * y1 - x1 * y0;
+    area += cross; cx += (x0 + x1) * cross; cy += (y0 + y1) * cross;
+  }
+  const centre = Math.abs(area) > 1e-9
+    ? [cx / (3 * area), cy / (3 * area)]
+    : [xs.reduce((a, b) => a + b, 0) / xs.length, ys.reduce((a, b) => a + b, 0) / ys.length];
+  return { box, centre };
+}
+
+function drawPlan() {
+  const venue = state.venue;
+  const plan = document.getElementById("plan");
+  plan.replaceChildren();
+  const bounds = venue.bounds || { minX: 0, minY: 0, maxX: 10, maxY: 10 };
+  const margin = 1;
+  plan.setAttribute("viewBox", [bounds.minX - margin, bounds.minY - margin,
+    bounds.maxX - bounds.minX + 2 * margin, bounds.maxY - bounds.minY + 2 * margin].join(" "));
+  const zonesLayer = element("g", { id: "zones" }, plan);
+  venue.zones.forEach((zone, index) => {
+    // Zones without a shape (no venue file) are laid out in a row.
+    const shape = zone.shape.length >= 3 ? zone.shape
+      : [[index * 6, 0], [index * 6 + 5, 0], [index * 6 + 5, 5], [index * 6, 5]];
+    const geometry = polygonGeometry(shape);
+    state.zones.set(zone.id, { ...zone, shape, ...geometry });
+    const group = element("g", { class: "zone", "data-zone": zone.id }, zonesLayer);
+    element("polygon", { points: shape.map(p => p.join(",")).join(" ") }, group);
+    const label = element("text", { x: geometry.box.minX + 0.3, y: geometry.box.minY + 0.9 }, group);
+    label.textContent = zone.name;
+    const count = element("text", { class: "count", x: geometry.box.maxX - 0.3, y: geometry.box.minY + 0.9,
+      "text-anchor": "end" }, group);
+    count.textContent = "0";
+    group.addEventListener("click", () => selectZone(zone.id));
+  });
+  const structure = element("g", { id: "structure" }, plan);
+  for (const wall of venue.walls) {
+    element("line", { class: "wall", x1: wall.from[0], y1: wall.from[1], x2: wall.to[0], y2: wall.to[1] }, structure);
+  }
+  element("g", { id: "path-layer" }, plan);
+  const gatewaysLayer = element("g", { id: "gateways" }, plan);
+  for (const gateway of venue.gateways) {
+    if (!gateway.position) continue;
+    const node = element("rect", { class: `gateway ${gateway.health}`, "data-gateway": gateway.id,
+      x: gateway.position[0] - 0.25, y: gateway.position[1] - 0.25, width: 0.5, height: 0.5 }, gatewaysLayer);
+    const title = element("title", {}, node);
+    title.textContent = `${gateway.id}: ${gateway.health}`;
+    state.gateways.set(gateway.id, { gateway: gateway.id, online: gateway.health === "online",
+      monitored: gateway.health !== "unheard" });
+  }
+  element("g", { id: "tags" }, plan);
+}
+
+// Where a tag's dot goes: a grid in its zone's box around the zone's centre, in tag order, so dots never overlap.
+function dotPositions(zoneID, tagIDs) {
+  const zone = state.zones.get(zoneID);
+  if (!zone) return new Map();
+  const width = zone.box.maxX - zone.box.minX, height = zone.box.maxY - zone.box.minY;
+  const step = Math.max(0.45, Math.min(0.9, Math.sqrt(width * height / Math.max(1, tagIDs.length)) / 1.6));
+  const columns = Math.max(1, Math.floor((width - 0.6) / step));
+  const rows = Math.ceil(tagIDs.length / columns);
+  const positions = new Map();
+  tagIDs.forEach((tag, index) => {
+    const row = Math.floor(index / columns), column = index % columns;
+    const inRow = Math.min(columns, tagIDs.length - row * columns);
+    const x = zone.centre[0] + (column - (inRow - 1) / 2) * step;
+    const y = Math.min(zone.box.maxY - 0.4, Math.max(zone.box.minY + 1.4, zone.centre[1] + (row - (rows - 1) / 2) * step));
+    positions.set(tag, [x, y]);
+  });
+  return positions;
+}
+
+function drawTags() {
+  const layer = document.getElementById("tags");
+  if (!layer) return;
+  const byZone = new Map();
+  for (const tag of state.tags.values()) {
+    if (!tag.zone || (tag.state !== "inside" && tag.state !== "unknown")) continue;
+    if (!byZone.has(tag.zone)) byZone.set(tag.zone, []);
+    byZone.get(tag.zone).push(tag.tag);
+  }
+  const placed = new Map();
+  for (const [zone, tags] of byZone) {
+    for (const [tag, position] of dotPositions(zone, tags.sort())) placed.set(tag, position);
+  }
+  for (const dot of [...layer.children]) {
+    if (!placed.has(dot.dataset.tag)) dot.remove();
+  }
+  for (const [id, [x, y]] of placed) {
+    const tag = state.tags.get(id);
+    let dot = layer.querySelector(`circle[data-tag="${CSS.escape(id)}"]`);
+    if (!dot) {
+      dot = element("circle", { r: 0.22, "data-tag": id }, layer);
+      element("title", {}, dot);
+      dot.addEventListener("click", event => { event.stopPropagation(); selectTag(id); });
+    }
+    dot.setAttribute("cx", x.toFixed(3));
+    dot.setAttribute("cy", y.toFixed(3));
+    dot.setAttribute("data-zone", tag.zone);
+    dot.setAttribute("class", `tag ${tag.state}${state.selectedTag === id ? " selected" : ""}`);
+    dot.firstChild.textContent = `${id} — ${tag.state} in ${tag.zone}, ${tag.proximity}`;
+  }
+  for (const [zone, info] of state.zones) {
+    const group = document.querySelector(`#zones g[data-zone="${CSS.escape(zone)}"]`);
+    if (!group) continue;
+    const count = state.occupancy.get(zone)?.count ?? 0;
+    group.querySelector("text.count").textContent = String(count);
+    group.classList.toggle("occupied", count > 0);
+    group.classList.toggle("selected", state.selectedZone === zone);
+    void info;
+  }
+  drawZonesTable();
+  const inside = [...state.tags.values()].filter(tag => tag.state === "inside").length;
+  document.getElementById("totals").textContent = `${inside} tags inside · ${state.tags.size} seen`;
+}
+
+function drawZonesTable() {
+  const body = document.querySelector("#zones-table tbody");
+  body.replaceChildren();
+  for (const [id, zone] of state.zones) {
+    const occupancy = state.occupancy.get(id);
+    const row = document.createElement("tr");
+    row.dataset.zone = id;
+    for (const [text, numeric] of [[zone.name, false], [occupancy?.count ?? 0, true],
+      [occupancy?.unknown?.length ?? 0, true]]) {
+      const cell = document.createElement("td");
+      cell.textContent = String(text);
+      if (numeric) cell.className = "num";
+      row.appendChild(cell);
+    }
+    row.addEventListener("click", () => selectZone(id));
+    body.appendChild(row);
+  }
+}
+
+function drawGateway(health) {
+  state.gateways.set(health.gateway, health);
+  const node = document.querySelector(`#gateways rect[data-gateway="${CSS.escape(health.gateway)}"]`);
+  if (!node) return;
+  const word = !health.monitored ? "unheard" : health.online ? "online" : "offline";
+  node.setAttribute("class", `gateway ${word}`);
+  node.firstChild.textContent = `${health.gateway}: ${word}`;
+}
+
+function addEvent(event) {
+  const list = document.getElementById("events");
+  const item = document.createElement("li");
+  item.dataset.type = event.type;
+  const what = event.type === "alert"
+    ? `alert ${event.code ?? ""} ${event.gateway ?? ""}: ${event.reason}`
+    : `${event.tag ?? ""} ${event.type} ${event.zone ?? event.previousZone ?? ""}`
+      + (event.dwellSeconds != null ? ` (${duration(event.dwellSeconds)})` : "");
+  item.textContent = `${time(event.t)} ${what}`;
+  list.prepend(item);
+  while (list.children.length > 100) list.lastChild.remove();
+}
+
+function showHealth(health) {
+  const badge = document.getElementById("hub-health");
+  const ready = health.role === "active" && health.mqttConnected && health.storeWritable !== false;
+  badge.textContent = ready ? "hub ready" : `hub ${health.role}${health.mqttConnected ? "" : ", broker unreachable"}`
+    + (health.storeWritable === false ? ", database not writable" : "");
+  badge.className = `badge ${ready ? "ok" : "bad"}`;
+}
+
+// MARK: Details
+
+function openDetails(title, which) {
+  document.getElementById("details").hidden = false;
+  document.getElementById("details-title").textContent = title;
+  document.getElementById("tag-details").hidden = which !== "tag";
+  document.getElementById("zone-details").hidden = which !== "zone";
+}
+
+async function selectTag(id) {
+  state.selectedTag = id;
+  state.selectedZone = null;
+  drawTags();
+  const tag = state.tags.get(id);
+  openDetails(id, "tag");
+  document.getElementById("tag-summary").textContent = tag
+    ? `${tag.state}${tag.zone ? " in " + zoneName(tag.zone) : ""} since ${time(tag.since)}, proximity ${tag.proximity}`
+      + (tag.lastSeen ? `, last seen ${time(tag.lastSeen)}` : "")
+    : "";
+  const timeline = document.getElementById("tag-timeline");
+  timeline.replaceChildren();
+  const layer = document.getElementById("path-layer");
+  layer.replaceChildren();
+  try {
+    const path = await api(`/api/tags/${encodeURIComponent(id)}/path?limit=1000`);
+    for (const visit of path.visits) {
+      const item = document.createElement("li");
+      item.dataset.zone = visit.zone;
+      item.textContent = `${time(visit.enter)}–${visit.exit ? time(visit.exit) : "now"} ${zoneName(visit.zone)}`
+        + (visit.duration != null ? ` (${duration(visit.duration)})` : "") + (visit.suspect ? " ⚠" : "");
+      timeline.appendChild(item);
+    }
+    const points = path.visits.map(visit => state.zones.get(visit.zone)?.centre).filter(Boolean);
+    if (points.length > 1) element("polyline", { class: "path", points: points.map(p => p.join(",")).join(" ") }, layer);
+    if (!path.visits.length) timeline.innerHTML = "<li class=\"muted\">No visits recorded in the last 24 h.</li>";
+  } catch (error) {
+    timeline.innerHTML = "";
+    const item = document.createElement("li");
+    item.className = "muted";
+    item.textContent = `No history: ${error.message}`;
+    timeline.appendChild(item);
+  }
+}
+
+function zoneName(id) {
+  return state.zones.get(id)?.name ?? id;
+}
+
+async function selectZone(id) {
+  state.selectedZone = id;
+  state.selectedTag = null;
+  document.getElementById("path-layer").replaceChildren();
+  drawTags();
+  openDetails(zoneName(id), "zone");
+  const occupancy = state.occupancy.get(id);
+  document.getElementById("zone-summary").textContent =
+    `${occupancy?.count ?? 0} tags now` + (occupancy?.tags?.length ? `: ${occupancy.tags.join(", ")}` : "");
+  const canvas = document.getElementById("dwell-chart");
+  const empty = document.getElementById("dwell-empty");
+  const routes = document.getElementById("zone-routes");
+  routes.replaceChildren();
+  try {
+    const [dwell, common] = await Promise.all([
+      api(`/api/dwell?by=hour-of-day&zone=${encodeURIComponent(id)}`),
+      api("/api/routes?top=200&length=3"),
+    ]);
+    const hours = [...Array(24).keys()];
+    const byHour = new Map(dwell.rows.map(row => [row.hourOfDay, row]));
+    empty.hidden = dwell.rows.length > 0;
+    const data = {
+      labels: hours.map(hour => `${String(hour).padStart(2, "0")}h`),
+      datasets: [
+        { label: "median dwell (min)", data: hours.map(hour => (byHour.get(hour)?.median ?? 0) / 60),
+          backgroundColor: "#2f6fde" },
+        { label: "p90 dwell (min)", data: hours.map(hour => (byHour.get(hour)?.p90 ?? 0) / 60),
+          backgroundColor: "#a9c3f3" },
+      ],
+    };
+    if (typeof Chart === "undefined") {
+      empty.hidden = false;
+      empty.textContent = "Charts need Chart.js (Debian's libjs-chart.js) on the hub.";
+    } else if (state.dwellChart) {
+      state.dwellChart.data = data;
+      state.dwellChart.update();
+    } else {
+      state.dwellChart = new Chart(canvas, {
+        type: "bar", data,
+        options: { animation: false, maintainAspectRatio: false, scales: { y: { beginAtZero: true } } },
+      });
+    }
+    canvas.dataset.zone = id;
+    canvas.dataset.visits = String(dwell.rows.reduce((sum, row) => sum + row.visits, 0));
+    const through = common.routes.filter(route => route.zones.includes(id)).slice(0, 5);
+    for (const route of through) {
+      const item = document.createElement("li");
+      item.textContent = `${route.zones.map(zoneName).join(" → ")} (${route.count}×)`;
+      routes.appendChild(item);
+    }
+    if (!through.length) routes.innerHTML = "<li class=\"muted\">No routes through this zone yet.</li>";
+  } catch (error) {
+    empty.hidden = false;
+    empty.textContent = `No history: ${error.message}`;
+  }
+}
+
+// MARK: Live
+
+function applySnapshot(snapshot) {
+  state.tags = new Map(snapshot.tags.map(tag => [tag.tag, tag]));
+  state.occupancy = new Map(snapshot.occupancy.map(zone => [zone.zone, zone]));
+  snapshot.gateways.forEach(drawGateway);
+  showHealth(snapshot.health);
+  document.getElementById("events").replaceChildren();
+  snapshot.events.forEach(addEvent);
+  drawTags();
+}
+
+function tagView(state) {
+  const best = [...(state.gateways || [])].sort((a, b) => b.rssi - a.rssi)[0];
+  return { ...state, proximity: best ? best.proximity : "unknown" };
+}
+
+function connect() {
+  const indicator = document.getElementById("stream-state");
+  const source = new EventSource("/api/stream" + (token ? `?access_token=${encodeURIComponent(token)}` : ""));
+  let pending = false;
+  const redraw = () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; drawTags(); });
+  };
+  source.addEventListener("open", () => { indicator.textContent = "live"; indicator.className = "badge ok"; });
+  source.addEventListener("error", () => { indicator.textContent = "reconnecting…"; indicator.className = "badge bad"; });
+  source.addEventListener("snapshot", message => applySnapshot(JSON.parse(message.data)));
+  source.addEventListener("tag", message => {
+    const tag = JSON.parse(message.data);
+    state.tags.set(tag.tag, tagView(tag));
+    redraw();
+  });
+  source.addEventListener("occupancy", message => {
+    const occupancy = JSON.parse(message.data);
+    state.occupancy.set(occupancy.zone, occupancy);
+    redraw();
+  });
+  source.addEventListener("event", message => addEvent(JSON.parse(message.data)));
+  source.addEventListener("gateways", message => JSON.parse(message.data).forEach(drawGateway));
+  source.addEventListener("health", message => showHealth(JSON.parse(message.data)));
+}
+
+async function start() {
+  document.getElementById("details-close").addEventListener("click", () => {
+    document.getElementById("details").hidden = true;
+    state.selectedTag = state.selectedZone = null;
+    document.getElementById("path-layer").replaceChildren();
+    drawTags();
+  });
+  try {
+    state.venue = await api("/api/venue");
+  } catch (error) {
+    document.getElementById("hub-health").textContent = `cannot read the venue: ${error.message}`;
+    document.getElementById("hub-health").className = "badge bad";
+    return;
+  }
+  document.getElementById("venue-name").textContent = state.venue.name;
+  document.title = `${state.venue.name} · BeaconTracker`;
+  drawPlan();
+  drawZonesTable();
+  connect();
+}
+
+start();

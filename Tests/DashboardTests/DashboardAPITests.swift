@@ -1,0 +1,219 @@
+import BeaconModel
+import Dashboard
+import Foundation
+import Testing
+
+/// The JSON API against a live server on a free port: the museum venue, a live board fed as the hub feeds it, and a
+/// real history database holding a known itinerary (DashboardFixture.writeHistory).
+@Suite struct DashboardAPITests {
+    let start = DashboardFixture.start
+
+    @Test func venueHasTheMuseumsZonesShapesAndGatewayHealth() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        fixture.board.setGateways([
+            LiveBoard.GatewayHealth(
+                gateway: "gw-entrance", online: true, monitored: true, lastContact: 1, boot: "b1"),
+            LiveBoard.GatewayHealth(gateway: "gw-egypt", online: false, monitored: true, lastContact: 1, boot: "b1"),
+        ])
+        let reply = try await fixture.get("/api/venue")
+        #expect(reply.status == 200)
+        #expect(reply.contentType?.hasPrefix("application/json") == true)
+        let zones = reply.json["zones"] as? [[String: Any]] ?? []
+        #expect(zones.count == 9)
+        let entrance = zones.first { $0["id"] as? String == "entrance" }
+        #expect(entrance?["name"] as? String == "Entrance hall")
+        #expect((entrance?["shape"] as? [[Double]])?.count == 4)
+        let gateways = reply.json["gateways"] as? [[String: Any]] ?? []
+        #expect(gateways.count == 9)
+        let health = Dictionary(
+            gateways.map { ($0["id"] as? String ?? "", $0["health"] as? String ?? "") }, uniquingKeysWith: { a, _ in a }
+        )
+        #expect(health["gw-entrance"] == "online")
+        #expect(health["gw-egypt"] == "offline")
+        #expect(health["gw-rome"] == "unheard")
+        let bounds = reply.json["bounds"] as? [String: Double]
+        #expect(bounds?["minX"] == 0 && bounds?["maxX"] == 30)
+    }
+
+    @Test func liveTagsOccupancyAndRegionStateFollowWhatTheHubPublishes() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        try fixture.place("visitor-1", in: "egypt", minor: 1)
+        try fixture.place("visitor-2", in: "egypt", state: .unknown, minor: 2)
+        try fixture.place("guide-1", in: nil, state: .outside, minor: 1, major: 2)
+        try fixture.occupy("egypt", with: ["visitor-1"], unknown: ["visitor-2"])
+
+        let tags = try await fixture.get("/api/tags").json["tags"] as? [[String: Any]] ?? []
+        #expect(tags.map { $0["tag"] as? String } == ["guide-1", "visitor-1", "visitor-2"])
+        #expect(tags[1]["zone"] as? String == "egypt" && tags[1]["proximity"] as? String == "near")
+        let inEgypt = try await fixture.get("/api/tags?zone=egypt&state=inside").json["tags"] as? [[String: Any]]
+        #expect(inEgypt?.map { $0["tag"] as? String } == ["visitor-1"])
+        #expect(try await fixture.get("/api/tags/visitor-1").json["state"] as? String == "inside")
+
+        let occupancy = try await fixture.get("/api/occupancy").json
+        #expect(occupancy["source"] as? String == "live")
+        let zones = occupancy["zones"] as? [[String: Any]] ?? []
+        #expect(zones.count == 9)
+        let egypt = zones.first { $0["zone"] as? String == "egypt" }
+        #expect(egypt?["count"] as? Int == 1 && egypt?["unknown"] as? [String] == ["visitor-2"])
+
+        // CoreLocation's region state: visitors has a tag inside; in greece, none; staff's only tag is outside.
+        #expect(try await fixture.get("/api/regions/visitors/state").json["state"] as? String == "inside")
+        let greece = try await fixture.get("/api/regions/visitors/state?zone=greece").json
+        #expect(greece["state"] as? String == "outside")
+        #expect(try await fixture.get("/api/regions/staff/state").json["state"] as? String == "outside")
+        try fixture.place("visitor-1", in: "egypt", state: .unknown, minor: 1)
+        #expect(try await fixture.get("/api/regions/visitors/state").json["state"] as? String == "unknown")
+        #expect(try await fixture.get("/api/regions/nobody/state").status == 404)
+    }
+
+    @Test func aTagsPathPagesThroughItsVisitsInOrder() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        let window = "since=\(Int(start) - 10)&until=\(Int(start) + 1000)"
+        let first = try await fixture.get("/api/tags/visitor-1/path?\(window)&limit=2").json
+        let visits = first["visits"] as? [[String: Any]] ?? []
+        #expect(visits.map { $0["zone"] as? String } == ["entrance", "egypt"])
+        #expect(visits.map { $0["duration"] as? Double } == [120, 300])
+        #expect(first["nextOffset"] as? Int == 2)
+        let second = try await fixture.get("/api/tags/visitor-1/path?\(window)&limit=2&offset=2").json
+        let rest = second["visits"] as? [[String: Any]] ?? []
+        #expect(rest.map { $0["zone"] as? String } == ["greece", "rome"])
+        #expect(rest.last?["exit"] == nil, "rome is still open")
+        #expect(second["nextOffset"] == nil)
+        // ISO-8601 works as well as unix seconds.
+        let iso = try await fixture.get(
+            "/api/tags/visitor-2/path?since=2027-01-15T07:59:00Z&until=2027-01-15T09:00:00Z")
+        #expect((iso.json["visits"] as? [Any])?.count == 2)
+    }
+
+    @Test func occupancyAtATimeAndOverTimeComeFromTheVisits() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        let at = try await fixture.get("/api/occupancy?at=\(Int(start) + 200)").json
+        #expect(at["source"] as? String == "history")
+        let zones = at["zones"] as? [[String: Any]] ?? []
+        #expect(zones.first { $0["zone"] as? String == "egypt" }?["tags"] as? [String] == ["visitor-1", "visitor-2"])
+        #expect(zones.first { $0["zone"] as? String == "entrance" }?["count"] as? Int == 0)
+
+        let series = try await fixture.get(
+            "/api/occupancy/series?zone=egypt&since=\(Int(start))&until=\(Int(start) + 600)&step=60"
+        ).json
+        let egypt = (series["zones"] as? [[String: Any]])?.first
+        #expect(egypt?["zone"] as? String == "egypt")
+        #expect(egypt?["count"] as? [Int] == [0, 0, 0, 2, 1, 1, 1, 1, 0, 0])
+    }
+
+    @Test func dwellRoutesAndEventsHaveTheItinerarysKnownAnswers() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        let byZone = try await fixture.get("/api/dwell?by=zone").json["rows"] as? [[String: Any]] ?? []
+        let entrance = byZone.first { $0["zone"] as? String == "entrance" }
+        #expect(entrance?["visits"] as? Int == 2 && entrance?["total"] as? Double == 180)
+        #expect(entrance?["median"] as? Double == 90)
+        #expect(byZone.first { $0["zone"] as? String == "egypt" }?["total"] as? Double == 360)
+
+        let hours = try await fixture.get("/api/dwell?by=hour-of-day&zone=egypt").json["rows"] as? [[String: Any]]
+        let hour = Calendar.current.component(.hour, from: Date(timeIntervalSince1970: start + 180))
+        #expect(hours?.count == 1 && hours?.first?["hourOfDay"] as? Int == hour)
+        #expect(hours?.first?["visits"] as? Int == 2)
+
+        let routes = try await fixture.get("/api/routes?length=3").json
+        let sequences = (routes["routes"] as? [[String: Any]] ?? []).map { $0["zones"] as? [String] ?? [] }
+        #expect(Set(sequences) == [["entrance", "egypt", "greece"], ["egypt", "greece", "rome"]])
+        let transitions = routes["transitions"] as? [[String: Any]] ?? []
+        let entranceToEgypt = transitions.first {
+            $0["from"] as? String == "entrance" && $0["to"] as? String == "egypt"
+        }
+        #expect(entranceToEgypt?["count"] as? Int == 2 && entranceToEgypt?["medianTransit"] as? Double == 60)
+
+        let events = try await fixture.get("/api/events?limit=5").json
+        let newest = events["events"] as? [[String: Any]] ?? []
+        #expect(newest.count == 5 && events["nextOffset"] as? Int == 5)
+        #expect(newest.first?["zone"] as? String == "rome" && newest.first?["t"] as? Double == start + 660)
+        let enters = try await fixture.get("/api/events?type=enter&limit=100").json["events"] as? [Any]
+        #expect(enters?.count == 6)
+        let visitor2 = try await fixture.get("/api/events?tag=visitor-2&type=enter,exit").json["events"] as? [Any]
+        #expect(visitor2?.count == 4)
+    }
+
+    @Test func errorsAreJSONNamingWhatToSendInstead() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        let badTime = try await fixture.get("/api/events?since=yesterday")
+        #expect(badTime.status == 400)
+        let error = badTime.json["error"] as? [String: String]
+        #expect(error?["code"] == "bad-request")
+        #expect(error?["message"]?.contains("since") == true && error?["message"]?.contains("ISO-8601") == true)
+        let badBy = try await fixture.get("/api/dwell?by=week").json["error"] as? [String: String]
+        #expect(badBy?["message"]?.contains("hour-of-day") == true)
+        #expect(try await fixture.get("/api/events?limit=0").status == 400)
+        #expect(try await fixture.get("/api/events?type=teleport").status == 400)
+        let missing = try await fixture.get("/api/nothing-here")
+        #expect(missing.status == 404 && (missing.json["error"] as? [String: String])?["code"] == "not-found")
+        #expect(try await fixture.get("/api/tags/nobody").status == 404)
+
+        let noHistory = try await DashboardFixture(history: false)
+        defer { Task { await noHistory.stop() } }
+        let reply = try await noHistory.get("/api/dwell?by=zone")
+        #expect(reply.status == 404 && (reply.json["error"] as? [String: String])?["code"] == "no-history")
+        // Without a database, events are the recent ones kept in memory.
+        try noHistory.publish(
+            ZoneEvent(type: .enter, tag: "visitor-1", zone: "egypt", t: 5, confidence: 0.9, reason: "test"),
+            to: noHistory.topics.events(.enter))
+        let recent = try await noHistory.get("/api/events").json
+        #expect(recent["source"] as? String == "recent" && (recent["events"] as? [Any])?.count == 1)
+    }
+
+    @Test func aTokenGuardsTheAPIAndMetricsButNotThePageOrHealth() async throws {
+        let fixture = try await DashboardFixture(token: "s3cret-token-for-tests")
+        defer { Task { await fixture.stop() } }
+        let without = try await fixture.get("/api/venue", header: false)
+        #expect(without.status == 401 && (without.json["error"] as? [String: String])?["code"] == "unauthorized")
+        #expect(try await fixture.get("/api/venue", token: "wrong-token-of-same-size").status == 401)
+        #expect(try await fixture.get("/api/venue").status == 200)
+        #expect(try await fixture.get("/api/venue?access_token=s3cret-token-for-tests", header: false).status == 200)
+        #expect(try await fixture.get("/metrics", header: false).status == 401)
+        #expect(try await fixture.get("/health", header: false).status == 200)
+        #expect(try await fixture.get("/", header: false).status == 200)
+    }
+
+    @Test func theStreamSendsASnapshotThenEachChange() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        try fixture.place("visitor-1", in: "entrance")
+        let reader = try EventStreamReader(port: fixture.port, path: "/api/stream")
+        let snapshot = await reader.next("snapshot")
+        #expect(snapshot?.contains("\"visitor-1\"") == true)
+        // Wait until the stream is registered, then move the tag.
+        for _ in 0..<100 where fixture.board.streamCount == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        try fixture.place("visitor-1", in: "egypt")
+        let moved = await reader.next("tag")
+        #expect(moved?.contains("\"zone\":\"egypt\"") == true, "\(moved ?? "nothing")")
+        try fixture.publish(
+            ZoneEvent(type: .enter, tag: "visitor-1", zone: "egypt", t: 5, confidence: 0.9, reason: "test"),
+            to: fixture.topics.events(.enter))
+        #expect(await reader.next("event")?.contains("\"type\":\"enter\"") == true)
+    }
+
+    @Test func healthSaysWhyTheHubIsNotReadyAndMetricsServeTheRegistry() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        fixture.board.updateHealth {
+            $0 = LiveBoard.Health(role: "active", mqttConnected: true, storeWritable: true, uncommittedBatches: 0)
+        }
+        #expect(try await fixture.get("/health/ready").status == 200)
+        fixture.board.updateHealth { $0.storeWritable = false }
+        let notReady = try await fixture.get("/health/ready")
+        #expect(notReady.status == 503)
+        #expect((notReady.json["problems"] as? [String])?.first?.contains("database") == true)
+        #expect(try await fixture.get("/health/live").status == 200)
+
+        fixture.registry.makeCounter(name: "beacontracker_test_total", labels: [("gateway", "gw-a")]).increment(
+            by: Int64(7))
+        let metrics = try await fixture.get("/metrics")
+        #expect(metrics.contentType?.hasPrefix("text/plain") == true)
+        #expect(metrics.text.contains("beacontracker_test_total{gateway=\"gw-a\"} 7"))
+    }
+}
