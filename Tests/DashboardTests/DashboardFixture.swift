@@ -27,12 +27,16 @@ final class DashboardFixture: Sendable {
     /// 2027-01-15 08:00 UTC: the itinerary's first enter.
     static let start = 1_800_000_000.0
 
-    init(token: String? = nil, history: Bool = true) async throws {
+    /// The itinerary's first enter (`start`, or `historyStart` for a page that shows the last 24 hours).
+    let historyStart: Double
+
+    init(token: String? = nil, history: Bool = true, historyStart: Double = DashboardFixture.start) async throws {
+        self.historyStart = historyStart
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let venue = try VenueLoader.load(from: Self.root.appendingPathComponent("config/venues/museum.yaml").path)
         let database = directory.appendingPathComponent("hub.db").path
-        if history { try await Self.writeHistory(to: database) }
+        if history { try await Self.writeHistory(to: database, start: historyStart) }
         board = LiveBoard(topics: topics)
         self.token = token
         let regions = [
@@ -57,7 +61,7 @@ final class DashboardFixture: Sendable {
 
     /// visitor-1: entrance 0–120 s, egypt 180–480 s, greece 540–600 s, then still in rome from 660 s.
     /// visitor-2: entrance 60–120 s, egypt 180–240 s (the same route, shorter). Events for each enter and exit.
-    static func writeHistory(to path: String) async throws {
+    static func writeHistory(to path: String, start: Double) async throws {
         let store = try HubStore(path: path)
         defer { try? store.close() }
         try await store.adopt(site: "museum", keyID: nil)

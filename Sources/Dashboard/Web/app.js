@@ -277,7 +277,7 @@ async function selectZone(id) {
   openDetails(zoneName(id), "zone");
   const occupancy = state.occupancy.get(id);
   document.getElementById("zone-summary").textContent =
-    `${occupancy?.count ?? 0} tags now` + (occupancy?.tags?.length ? `: ${occupancy.tags.join(", ")}` : "");
+    `${occupancy?.count ?? 0} ${(occupancy?.count ?? 0) === 1 ? "tag" : "tags"} now` + (occupancy?.tags?.length ? `: ${occupancy.tags.join(", ")}` : "");
   const canvas = document.getElementById("dwell-chart");
   const empty = document.getElementById("dwell-empty");
   const routes = document.getElementById("zone-routes");
