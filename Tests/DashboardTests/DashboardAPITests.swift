@@ -1,6 +1,7 @@
 import BeaconModel
 import Dashboard
 import Foundation
+import Prometheus
 import Testing
 
 /// The JSON API against a live server on a free port: the museum venue, a live board fed as the hub feeds it, and a
@@ -210,8 +211,9 @@ import Testing
         #expect((notReady.json["problems"] as? [String])?.first?.contains("database") == true)
         #expect(try await fixture.get("/health/live").status == 200)
 
-        fixture.registry.makeCounter(name: "beacontracker_test_total", labels: [("gateway", "gw-a")]).increment(
-            by: Int64(7))
+        let descriptor = MetricNameDescriptor(
+            namespace: "beacontracker", metricName: "test", unitName: "total", helpText: "a counter of the test")
+        fixture.registry.makeCounter(descriptor: descriptor, labels: [("gateway", "gw-a")]).increment(by: Int64(7))
         let metrics = try await fixture.get("/metrics")
         #expect(metrics.contentType?.hasPrefix("text/plain") == true)
         #expect(metrics.text.contains("beacontracker_test_total{gateway=\"gw-a\"} 7"))
