@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "DashboardTests",
             dependencies: [
-                "Dashboard", "BeaconModel", "BeaconStore", "BeaconConfig", "ZoneInference",
+                "Dashboard", "BeaconModel", "BeaconStore", "BeaconConfig", "ZoneInference", "BrokerTestSupport",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ],

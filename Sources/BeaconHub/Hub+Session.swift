@@ -297,6 +297,10 @@ extension Hub {
 
         func publishStatus(_ state: HubStatus.State, reason: String? = nil) async {
             let status = status(state, at: Date().timeIntervalSince1970, reason: reason)
+            // The dashboard sees every status the hub says, not only the periodic ones that go through `send`.
+            if let payload = try? ContractCoding.encode(status) {
+                hub.board.observe(topic: topics.hubStatus, payload: payload)
+            }
             do {
                 // Bounded: the final status must not hold up shutdown when the broker is already gone.
                 try await client.publish(

@@ -59,7 +59,9 @@ public final class Hub: Service, Sendable {
                 configuration: DashboardConfiguration(
                     host: http.host, port: http.port, token: token, site: configuration.site,
                     venue: configuration.loadedVenue, regions: configuration.regions.map(\.region),
-                    storePath: configuration.store?.path, storedTagID: { pseudonyms.key(for: $0) },
+                    storePath: configuration.store?.path,
+                    tripGapSeconds: configuration.store?.tripGapSeconds ?? 600,
+                    storedTagID: { pseudonyms.key(for: $0) },
                     chartJS: http.chartJS, webRoot: http.webRoot),
                 board: board, registry: metrics.registry, logger: logger)
         }

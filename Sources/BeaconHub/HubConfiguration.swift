@@ -82,6 +82,7 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         if var http = configuration.http {
             http.tokenFile = http.tokenFile.map(resolve)
             http.webRoot = http.webRoot.map(resolve)
+            http.chartJS = resolve(http.chartJS)
             configuration.http = http
         }
         if let venue = configuration.venue {

@@ -86,7 +86,7 @@ public final class HubMetrics: Sendable {
                 add("beacontracker_dropped_total", [("reason", code)], count, before.rejected[code] ?? 0)
             }
             add("beacontracker_dropped_total", [("reason", "mqtt-queue-full")], dropped, synced.dropped)
-            add("beacontracker_rebased_batches_total", [], ingest.rebased, before.rebased)
+            add("beacontracker_rebased_sightings_total", [], ingest.rebased, before.rebased)
             add("beacontracker_foreign_sightings_total", [], ingest.foreign, before.foreign)
             for (type, count) in ingest.events {
                 add("beacontracker_events_total", [("type", type)], count, before.events[type] ?? 0)

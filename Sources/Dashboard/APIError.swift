@@ -5,7 +5,8 @@ import Hummingbird
 /// says what was wrong and what to send instead.
 public struct APIError: Error, HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
-    /// Stable, for scripts: `bad-request`, `not-found`, `unauthorized`, `no-history`, `store-error`.
+    /// Stable, for scripts: `bad-request`, `not-found`, `unauthorized`, `no-history`, `store-error`, `no-web-page`,
+    /// `no-chart-js`, `internal`, `http` (docs/openapi.yaml).
     public var code: String
     public var message: String
 

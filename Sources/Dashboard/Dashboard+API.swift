@@ -300,8 +300,8 @@ struct Query {
         if since == nil, let defaultHours {
             since = (until ?? Date().timeIntervalSince1970) - defaultHours * 3600
         }
-        if let since, let until, since >= until {
-            throw APIError.badRequest("since must be before until")
+        if let since, since >= until ?? Date().timeIntervalSince1970 {
+            throw APIError.badRequest(until == nil ? "since must be in the past" : "since must be before until")
         }
         return (since, until)
     }

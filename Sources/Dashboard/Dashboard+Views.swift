@@ -24,7 +24,8 @@ struct GatewayView: Encodable {
     var id: String
     var zone: String?
     var position: Point?
-    /// `online`, `offline`, or `unheard` (not heard since the hub started).
+    /// `online`, `offline`, or `unheard` (not watched for silence: before the hub is active, or a foreign gateway not yet
+    /// heard); a venue gateway counts as online from the start of the active period until silent 3 × its heartbeat.
     var health: String
     var lastContact: Double?
     var boot: String?

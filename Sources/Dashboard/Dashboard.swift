@@ -104,7 +104,7 @@ public final class Dashboard: Service, Sendable {
         try? history.withLock { $0 }?.close()
     }
 
-    /// A comment line every 15 s on each live stream, so that proxies and browsers keep it open.
+    /// A `ping` event every 15 s on each live stream, so that proxies and browsers keep it open.
     func keepStreamsAlive() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(15))
@@ -158,7 +158,7 @@ public final class Dashboard: Service, Sendable {
         return try history.withLock { cached in
             if let cached { return cached }
             do {
-                let store = try HubStore(readingFrom: path)
+                let store = try HubStore(readingFrom: path, tripGapSeconds: configuration.tripGapSeconds)
                 cached = store
                 return store
             } catch {

@@ -18,6 +18,8 @@ public struct DashboardConfiguration: Sendable {
     public var regions: [TagRegion]
     /// The history database (read-only here); nil serves live state only.
     public var storePath: String?
+    /// The store's `tripGapSeconds`: routes join visits into trips as the hub does.
+    public var tripGapSeconds: Double
     /// The id a tag has in the database: its pseudonym when the store pseudonymises, else itself.
     public var storedTagID: @Sendable (String) -> String
     /// Chart.js as Debian's libjs-chart.js installs it; served at `/lib/chart.js`.
@@ -27,7 +29,7 @@ public struct DashboardConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, site: SiteID, venue: Venue? = nil,
-        regions: [TagRegion] = [], storePath: String? = nil,
+        regions: [TagRegion] = [], storePath: String? = nil, tripGapSeconds: Double = 600,
         storedTagID: @escaping @Sendable (String) -> String = { $0 },
         chartJS: String = DashboardConfiguration.debianChartJS, webRoot: String? = nil
     ) {
@@ -38,6 +40,7 @@ public struct DashboardConfiguration: Sendable {
         self.venue = venue
         self.regions = regions
         self.storePath = storePath
+        self.tripGapSeconds = tripGapSeconds
         self.storedTagID = storedTagID
         self.chartJS = chartJS
         self.webRoot = webRoot

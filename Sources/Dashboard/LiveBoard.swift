@@ -13,7 +13,7 @@ public final class LiveBoard: Sendable {
     public struct GatewayHealth: Sendable, Hashable, Codable {
         public var gateway: GatewayID
         public var online: Bool
-        /// Whether the hub has heard from it since it started (an unmonitored gateway is neither up nor down yet).
+        /// Whether the hub watches it for silence (an unwatched gateway is neither up nor down yet).
         public var monitored: Bool
         public var lastContact: Double?
         public var boot: String?
@@ -179,7 +179,7 @@ public final class LiveBoard: Sendable {
         return stream
     }
 
-    /// The number of connected live streams (for `/metrics` and tests).
+    /// The number of connected live streams (`/health` says it).
     public var streamCount: Int { state.withLock { $0.streams.count } }
 
     /// Ends every live stream (at shutdown, so that open connections close).

@@ -13,8 +13,10 @@ struct WebFiles: Sendable {
         // SwiftPM copies the folder next to the executables as BeaconTracker_Dashboard.resources/Web; an installed
         // hub has it in /usr/share/beacontracker/web (docs/dashboard.md). Bundle.module is not used: it stops the
         // process when the build folder is gone.
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
-            .deletingLastPathComponent()
+        // The running binary's own path (/proc/self/exe on Linux), not argv[0]: a hub started through PATH has only
+        // its name there.
+        let executable = (Bundle.main.executableURL ?? URL(fileURLWithPath: "."))
+            .resolvingSymlinksInPath().deletingLastPathComponent()
         var candidates: [String] = []
         if let configured { candidates.append(configured) }
         candidates += [

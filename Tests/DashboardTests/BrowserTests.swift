@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import Foundation
 import Testing
 
@@ -99,7 +100,7 @@ struct WebDriver: Sendable {
     let session: String
 
     static func start() async throws -> WebDriver {
-        let port = try freePort()
+        let port = try FreePort.find()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BrowserTests.chromedriver)
         process.arguments = ["--port=\(port)"]
@@ -227,20 +228,8 @@ struct WebDriver: Sendable {
 
     /// Sends one HTTP/1.1 request to 127.0.0.1 on a new connection and reads its reply.
     static func exchange(port: Int, method: String, path: String, body: Data) throws -> (Int, Data) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try connectLoopback(port: port, receiveTimeout: timeval(tv_sec: 60, tv_usec: 0))
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw FixtureError("cannot connect to 127.0.0.1:\(port)") }
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var request = Data(
             ("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n").utf8)
@@ -267,19 +256,4 @@ struct WebDriver: Sendable {
         }
     }
 
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw FixtureError("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }

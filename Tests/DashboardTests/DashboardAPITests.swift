@@ -150,6 +150,9 @@ import Testing
         let badBy = try await fixture.get("/api/dwell?by=week").json["error"] as? [String: String]
         #expect(badBy?["message"]?.contains("hour-of-day") == true)
         #expect(try await fixture.get("/api/events?limit=0").status == 400)
+        let future = Int(Date().timeIntervalSince1970) + 3600
+        #expect(try await fixture.get("/api/occupancy/series?since=\(future)").status == 400)
+        #expect(try await fixture.get("/api/events?since=\(future)").status == 400)
         #expect(try await fixture.get("/api/events?type=teleport").status == 400)
         let missing = try await fixture.get("/api/nothing-here")
         #expect(missing.status == 404 && (missing.json["error"] as? [String: String])?["code"] == "not-found")
