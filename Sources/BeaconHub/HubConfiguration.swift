@@ -28,12 +28,17 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
     public var openMQTTGateway: OpenMQTTGatewaySettings?
     /// The history database (docs/storage.md); without it the hub keeps no history.
     public var store: HubStoreSettings?
+    /// Home Assistant MQTT discovery (docs/integrations.md); off without the section.
+    public var homeAssistant: HomeAssistantSettings
+    /// URLs the hub POSTs its events to (docs/integrations.md).
+    public var webhooks: [WebhookSettings]
     /// The venue and calibration files as `load(from:)` read and checked them, so that nothing reads them twice.
     public private(set) var loadedVenue: Venue?
     public private(set) var loadedCalibration: Calibration?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case hub, site, mqtt, venue, inference, calibration, tags, regions, live, espresense, openMQTTGateway, store
+        case homeAssistant, webhooks
     }
 
     public init(from decoder: any Decoder) throws {
@@ -50,6 +55,9 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         espresense = try container.decodeIfPresent(ESPresenseSettings.self, forKey: .espresense)
         openMQTTGateway = try container.decodeIfPresent(OpenMQTTGatewaySettings.self, forKey: .openMQTTGateway)
         store = try container.decodeIfPresent(HubStoreSettings.self, forKey: .store)
+        homeAssistant =
+            try container.decodeIfPresent(HomeAssistantSettings.self, forKey: .homeAssistant) ?? HomeAssistantSettings()
+        webhooks = try WebhookSettings.decodeList(from: container, forKey: .webhooks, regions: regions)
     }
 
     /// Reads and checks hub.yaml, and the venue file it names (a relative path is taken from hub.yaml's folder).
