@@ -16,11 +16,14 @@ extension Hub {
         let task = Mutex<Task<Void, Never>?>(nil)
         /// A journal whose commit failed, tried again (with what came since) by the next commit.
         let failedJournal = Mutex<HubJournal?>(nil)
+        /// Home Assistant's discovery configs; taken while the core is locked, in `send`.
+        let discovery: Mutex<HomeAssistantDiscovery>
 
         init(hub: Hub, client: MQTTClient, core: HubCore) {
             self.hub = hub
             self.client = client
             self.core = Mutex(core)
+            discovery = Mutex(HomeAssistantDiscovery(configuration: hub.configuration))
         }
 
         var logger: Logger { hub.logger }
@@ -81,6 +84,7 @@ extension Hub {
                     }
                 }
                 await publishStatus(.online)
+                announceDiscovery()
                 group.addTask { [self] in
                     var first = true
                     for await event in events {
@@ -92,6 +96,7 @@ extension Hub {
                         }
                         // A reconnect: the broker may have lost our retained messages (or we missed its acks).
                         await publishStatus(.online)
+                        announceDiscovery()
                         core.withLock { $0.republishAll() }
                     }
                 }
@@ -241,6 +246,9 @@ extension Hub {
 
         /// Hands messages to libmosquitto in order; called with the core locked, so order across tasks holds.
         func send(_ messages: [HubCore.Outgoing]) {
+            // Discovery configs of tags first seen here go out before their state.
+            let configs = discovery.withLock { $0.configs(for: messages) }
+            let messages = configs.isEmpty ? messages : configs + messages
             for message in messages {
                 if message.topic.hasSuffix("/events/alert"),
                     let alert = try? ContractCoding.decode(ZoneEvent.self, from: message.payload)
