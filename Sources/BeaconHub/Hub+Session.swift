@@ -246,9 +246,10 @@ extension Hub {
 
         /// Hands messages to libmosquitto in order; called with the core locked, so order across tasks holds.
         func send(_ messages: [HubCore.Outgoing]) {
-            // Discovery configs of tags first seen here go out before their state.
+            // Discovery configs of tags first seen here go out before their state; events are queued for webhooks.
             let configs = discovery.withLock { $0.configs(for: messages) }
             let messages = configs.isEmpty ? messages : configs + messages
+            hub.webhooks?.enqueue(messages)
             for message in messages {
                 if message.topic.hasSuffix("/events/alert"),
                     let alert = try? ContractCoding.decode(ZoneEvent.self, from: message.payload)
