@@ -202,6 +202,12 @@ let package = Package(
             name: "BeaconHubTests",
             dependencies: [
                 "BeaconHub", "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconStore", "ZoneInference", "Simulator",
+                // IntegrationsTests: the hub against a real mosquitto, webhooks against a live HTTP receiver.
+                "BrokerTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings),
         .testTarget(

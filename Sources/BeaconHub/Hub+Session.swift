@@ -17,11 +17,14 @@ extension Hub {
         let task = Mutex<Task<Void, Never>?>(nil)
         /// A journal whose commit failed, tried again (with what came since) by the next commit.
         let failedJournal = Mutex<HubJournal?>(nil)
+        /// Home Assistant's discovery configs; taken while the core is locked, in `send`.
+        let discovery: Mutex<HomeAssistantDiscovery>
 
         init(hub: Hub, client: MQTTClient, core: HubCore) {
             self.hub = hub
             self.client = client
             self.core = Mutex(core)
+            discovery = Mutex(HomeAssistantDiscovery(configuration: hub.configuration))
         }
 
         var logger: Logger { hub.logger }
@@ -82,6 +85,7 @@ extension Hub {
                     }
                 }
                 await publishStatus(.online)
+                announceDiscovery()
                 group.addTask { [self] in
                     var first = true
                     for await event in events {
@@ -93,6 +97,7 @@ extension Hub {
                         }
                         // A reconnect: the broker may have lost our retained messages (or we missed its acks).
                         await publishStatus(.online)
+                        announceDiscovery()
                         core.withLock { $0.republishAll() }
                     }
                 }
@@ -258,6 +263,7 @@ extension Hub {
         ) {
             hub.metrics.sync(
                 counters, trackedTags: trackedTags, connected: connected, droppedMessages: client.droppedMessages)
+            if let webhooks = hub.webhooks { hub.metrics.sync(webhooks: webhooks.counts) }
             hub.board.setGateways(
                 gateways.map { id, health in
                     LiveBoard.GatewayHealth(
@@ -275,6 +281,10 @@ extension Hub {
         /// Hands messages to libmosquitto in order; called with the core locked, so order across tasks holds. The
         /// dashboard's board sees each, in the same order.
         func send(_ messages: [HubCore.Outgoing]) {
+            // Discovery configs of tags first seen here go out before their state; events are queued for webhooks.
+            let configs = discovery.withLock { $0.configs(for: messages) }
+            let messages = configs.isEmpty ? messages : configs + messages
+            hub.webhooks?.enqueue(messages)
             for message in messages {
                 hub.board.observe(topic: message.topic, payload: message.payload)
                 if message.topic.hasSuffix("/events/alert"),

@@ -34,6 +34,8 @@ public final class Hub: Service, Sendable {
     public let dashboard: Dashboard?
     public let metrics: HubMetrics
     let logger: Logger
+    /// POSTs the events to hub.yaml's `webhooks:`; `nil` without any.
+    let webhooks: WebhookDispatcher?
     let shared = Mutex(Shared())
 
     struct Shared {
@@ -78,6 +80,9 @@ public final class Hub: Service, Sendable {
             : nil
         self.foreign = foreign
         self.logger = logger
+        webhooks =
+            configuration.webhooks.isEmpty
+            ? nil : WebhookDispatcher(configuration.webhooks, topics: topics, logger: logger)
     }
 
     public func run() async throws {
@@ -100,6 +105,7 @@ public final class Hub: Service, Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { [self] in await watchLock(signal, events: lockEvents) }
                 if let dashboard { group.addTask { await dashboard.run() } }
+                if let webhooks { group.addTask { await webhooks.run() } }
                 var lock = HubLock(hub: configuration.hub)
                 for await holder in signals {
                     if stopping.withLock({ $0 }) { break }
@@ -137,6 +143,7 @@ public final class Hub: Service, Sendable {
                 // No session may start from here on (a claim may be settling).
                 shared.withLock { $0.role = .undecided }
                 await stopSession(reason: "shutdown")
+                await webhooks?.finish(within: .seconds(5))
                 if lock.role == .active || lock.role == .claiming {
                     // Release the site at once, so a standby need not wait for a timeout.
                     try? await lockClient.publish([], to: topics.hubActive, retain: true, timeout: .seconds(3))

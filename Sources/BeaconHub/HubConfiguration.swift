@@ -30,6 +30,10 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
     public var store: HubStoreSettings?
     /// The dashboard, JSON API, `/metrics` and `/health` (docs/dashboard.md); without it the hub serves no HTTP.
     public var http: HubHTTPSettings?
+    /// Home Assistant MQTT discovery (docs/integrations.md); off without the section.
+    public var homeAssistant: HomeAssistantSettings
+    /// URLs the hub POSTs its events to (docs/integrations.md).
+    public var webhooks: [WebhookSettings]
     /// The venue and calibration files as `load(from:)` read and checked them, so that nothing reads them twice.
     public private(set) var loadedVenue: Venue?
     public private(set) var loadedCalibration: Calibration?
@@ -37,6 +41,7 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case hub, site, mqtt, venue, inference, calibration, tags, regions, live, espresense, openMQTTGateway, store
         case http
+        case homeAssistant, webhooks
     }
 
     public init(from decoder: any Decoder) throws {
@@ -54,6 +59,9 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         openMQTTGateway = try container.decodeIfPresent(OpenMQTTGatewaySettings.self, forKey: .openMQTTGateway)
         store = try container.decodeIfPresent(HubStoreSettings.self, forKey: .store)
         http = try container.decodeIfPresent(HubHTTPSettings.self, forKey: .http)
+        homeAssistant =
+            try container.decodeIfPresent(HomeAssistantSettings.self, forKey: .homeAssistant) ?? HomeAssistantSettings()
+        webhooks = try WebhookSettings.decodeList(from: container, forKey: .webhooks, regions: regions)
     }
 
     /// Reads and checks hub.yaml, and the venue file it names (a relative path is taken from hub.yaml's folder).

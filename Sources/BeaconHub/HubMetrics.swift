@@ -22,7 +22,9 @@ public final class HubMetrics: Sendable {
     struct Synced {
         var ingest = HubStatus.Ingest()
         var dropped = 0
+        var webhooks: [WebhookDispatcher.Counts] = []
         var counters: [String: CoreMetrics.Counter] = [:]
+        var gauges: [String: CoreMetrics.Gauge] = [:]
     }
 
     public init() {
@@ -68,12 +70,7 @@ public final class HubMetrics: Sendable {
                 // A new active period starts its counters from zero.
                 let increase = now >= before ? now - before : now
                 guard increase > 0 else { return }
-                let key = name + labels.map { "|\($0.0)=\($0.1)" }.joined()
-                let counter =
-                    synced.counters[key]
-                    ?? CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
-                synced.counters[key] = counter
-                counter.increment(by: increase)
+                synced.counter(name, labels, factory).increment(by: increase)
             }
             let before = synced.ingest
             add("beacontracker_batches_total", [], ingest.batches, before.batches)
@@ -98,5 +95,47 @@ public final class HubMetrics: Sendable {
             synced.ingest = ingest
             synced.dropped = dropped
         }
+    }
+
+    /// Carries the webhooks' counts over (they count for the process's life). A webhook is labelled by its place in
+    /// hub.yaml's `webhooks:` list, from 0: its URL may hold a secret.
+    func sync(webhooks counts: [WebhookDispatcher.Counts]) {
+        synced.withLock { synced in
+            for (index, now) in counts.enumerated() {
+                let before = index < synced.webhooks.count ? synced.webhooks[index] : WebhookDispatcher.Counts()
+                let webhook = ("webhook", "\(index)")
+                for (outcome, count, earlier) in [
+                    ("delivered", now.delivered, before.delivered), ("failed", now.failed, before.failed),
+                    ("dropped", now.dropped, before.dropped),
+                ] where count > earlier {
+                    synced.counter("beacontracker_webhook_events_total", [webhook, ("outcome", outcome)], factory)
+                        .increment(by: count - earlier)
+                }
+                if now.attempts > before.attempts {
+                    synced.counter("beacontracker_webhook_attempts_total", [webhook], factory)
+                        .increment(by: now.attempts - before.attempts)
+                }
+                let key = "beacontracker_webhook_queued|\(index)"
+                let gauge =
+                    synced.gauges[key]
+                    ?? CoreMetrics.Gauge(label: "beacontracker_webhook_queued", dimensions: [webhook], factory: factory)
+                synced.gauges[key] = gauge
+                gauge.record(now.queued)
+            }
+            synced.webhooks = counts
+        }
+    }
+}
+
+extension HubMetrics.Synced {
+    /// The counter `name` with `labels`, made on first use.
+    mutating func counter(
+        _ name: String, _ labels: [(String, String)], _ factory: PrometheusMetricsFactory
+    ) -> CoreMetrics.Counter {
+        let key = name + labels.map { "|\($0.0)=\($0.1)" }.joined()
+        if let counter = counters[key] { return counter }
+        let counter = CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
+        counters[key] = counter
+        return counter
     }
 }
