@@ -167,8 +167,12 @@ extension Hub {
                 show(counters: counters, gateways: gateways, trackedTags: tracked, connected: connected)
                 if connected && now - lastStatus >= hub.configuration.live.statusSeconds {
                     lastStatus = now
-                    if let payload = try? ContractCoding.encode(status(.online, at: now)) {
-                        send([HubCore.Outgoing(topic: topics.hubStatus, payload: payload, retain: true)])
+                    let status = status(.online, at: now)
+                    if let payload = try? ContractCoding.encode(status) {
+                        send([
+                            HubCore.Outgoing(
+                                topic: topics.hubStatus, payload: payload, retain: true, value: .hubStatus(status))
+                        ])
                     }
                 }
             }
@@ -286,10 +290,12 @@ extension Hub {
             let messages = configs.isEmpty ? messages : configs + messages
             hub.webhooks?.enqueue(messages)
             for message in messages {
-                hub.board.observe(topic: message.topic, payload: message.payload)
-                if message.topic.hasSuffix("/events/alert"),
-                    let alert = try? ContractCoding.decode(ZoneEvent.self, from: message.payload)
-                {
+                if let value = message.value {
+                    hub.board.observe(value, payload: message.payload)
+                } else {
+                    hub.board.observe(topic: message.topic, payload: message.payload)
+                }
+                if case .event(let alert) = message.value, alert.type == .alert {
                     logger.info(
                         "alert",
                         metadata: [
@@ -308,13 +314,11 @@ extension Hub {
         func publishStatus(_ state: HubStatus.State, reason: String? = nil) async {
             let status = status(state, at: Date().timeIntervalSince1970, reason: reason)
             // The dashboard sees every status the hub says, not only the periodic ones that go through `send`.
-            if let payload = try? ContractCoding.encode(status) {
-                hub.board.observe(topic: topics.hubStatus, payload: payload)
-            }
+            guard let payload = try? ContractCoding.encode(status) else { return }
+            hub.board.observe(.hubStatus(status), payload: payload)
             do {
                 // Bounded: the final status must not hold up shutdown when the broker is already gone.
-                try await client.publish(
-                    try ContractCoding.encode(status), to: topics.hubStatus, retain: true, timeout: .seconds(5))
+                try await client.publish(payload, to: topics.hubStatus, retain: true, timeout: .seconds(5))
             } catch {
                 logger.warning("cannot publish hub status", metadata: ["error": "\(error)"])
             }

@@ -14,6 +14,8 @@ public struct HubCore: Sendable {
         public var topic: String
         public var payload: [UInt8]
         public var retain: Bool
+        /// What `payload` encodes, for the hub's own consumers; nil for acknowledgements and discovery configs.
+        public var value: PublishedValue? = nil
     }
 
     /// Counts since the core started (published in the hub's status).
@@ -486,6 +488,6 @@ public struct HubCore: Sendable {
             assertionFailure("cannot encode \(type(of: value))")
             return
         }
-        outgoing.append(Outgoing(topic: topic, payload: payload, retain: retain))
+        outgoing.append(Outgoing(topic: topic, payload: payload, retain: retain, value: PublishedValue(value)))
     }
 }

@@ -51,7 +51,8 @@ public final class WebhookDispatcher: Sendable {
             guard let type = ZoneEventType(rawValue: String(message.topic.dropFirst(eventsPrefix.count))) else {
                 continue
             }
-            enqueue(type: type, payload: message.payload, event: nil)
+            let known: ZoneEvent? = if case .event(let event) = message.value { event } else { nil }
+            enqueue(type: type, payload: message.payload, event: known)
         }
     }
 

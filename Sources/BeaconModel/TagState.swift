@@ -58,6 +58,24 @@ public struct TagState: Sendable, Hashable, Codable {
         self.lastSeen = lastSeen
         self.gateways = gateways
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case version, tag, beacon, state, zone, since, confidence, lastSeen, gateways
+    }
+
+    /// Writes `zone` as an explicit `null` while `outside`: the contract lists it on every state (docs/mqtt.md).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(tag, forKey: .tag)
+        try container.encode(beacon, forKey: .beacon)
+        try container.encode(state, forKey: .state)
+        try container.encode(zone, forKey: .zone)
+        try container.encode(since, forKey: .since)
+        try container.encode(confidence, forKey: .confidence)
+        try container.encodeIfPresent(lastSeen, forKey: .lastSeen)
+        try container.encode(gateways, forKey: .gateways)
+    }
 }
 
 /// Retained occupancy of one zone: the payload of `zones/<zone>/occupancy`.

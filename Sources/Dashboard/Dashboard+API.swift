@@ -227,7 +227,7 @@ extension Dashboard {
         return VenueView(
             site: configuration.site.rawValue, name: venue?.name ?? configuration.site.rawValue,
             zones: zones.sorted { $0.id < $1.id }, gateways: gateways.sorted { $0.id < $1.id },
-            doors: venue?.doors.map { DoorView(at: $0.at, width: $0.width) } ?? [],
+            doors: venue?.doors.map { DoorView(between: $0.between, at: $0.at, width: $0.width) } ?? [],
             walls: venue?.walls.map { WallView(from: $0.from, to: $0.to) } ?? [],
             bounds: points.isEmpty
                 ? nil

@@ -45,6 +45,8 @@ struct GatewayView: Encodable {
 }
 
 struct DoorView: Encodable {
+    /// The two zone ids it joins (`outside` for an entrance).
+    var between: [String]
     var at: Point
     var width: Double
 }

@@ -47,7 +47,8 @@ public final class LiveBoard: Sendable {
         public var problems: [String] {
             var problems: [String] = []
             if role != "active" { problems.append("not the active hub (\(role))") }
-            if !mqttConnected { problems.append("not connected to the broker") }
+            // A standby has no ingest connection of its own: its broker state says nothing about readiness.
+            if role == "active" && !mqttConnected { problems.append("not connected to the broker") }
             if storeWritable == false { problems.append("the history database cannot be written") }
             return problems
         }
@@ -100,25 +101,32 @@ public final class LiveBoard: Sendable {
         guard topic.hasPrefix(prefix) else { return }
         let path = topic.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
         let data = Data(payload)
-        switch (path.first, path.last) {
-        case ("tags", "state"):
-            guard let state = try? decoder.decode(TagState.self, from: data) else { return }
+        let value: PublishedValue? =
+            switch (path.first, path.last) {
+            case ("tags", "state"): (try? decoder.decode(TagState.self, from: data)).map { .tagState($0) }
+            case ("zones", "occupancy"): (try? decoder.decode(ZoneOccupancy.self, from: data)).map { .occupancy($0) }
+            case ("events", _): (try? decoder.decode(ZoneEvent.self, from: data)).map { .event($0) }
+            case ("hub", "status"): (try? decoder.decode(HubStatus.self, from: data)).map { .hubStatus($0) }
+            default: nil
+            }
+        if let value { observe(value, payload: payload) }
+    }
+
+    /// Takes a message the hub publishes as the value it encoded (no decoding); `payload` is streamed as it is.
+    public func observe(_ value: PublishedValue, payload: [UInt8]) {
+        switch value {
+        case .tagState(let state):
             update(payload, as: "tag") { $0.tags[state.tag] = state }
-        case ("zones", "occupancy"):
-            guard let occupancy = try? decoder.decode(ZoneOccupancy.self, from: data) else { return }
+        case .occupancy(let occupancy):
             update(payload, as: "occupancy") { $0.occupancy[occupancy.zone] = occupancy }
-        case ("events", _):
-            guard let event = try? decoder.decode(ZoneEvent.self, from: data) else { return }
+        case .event(let event):
             let keep = recentEvents
             update(payload, as: "event") { snapshot in
                 snapshot.events.append(event)
                 if snapshot.events.count > keep { snapshot.events.removeFirst(snapshot.events.count - keep) }
             }
-        case ("hub", "status"):
-            guard let status = try? decoder.decode(HubStatus.self, from: data) else { return }
+        case .hubStatus(let status):
             update(payload, as: "hub") { $0.hub = status }
-        default:
-            return
         }
     }
 

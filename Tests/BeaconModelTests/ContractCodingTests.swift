@@ -34,6 +34,19 @@ import Testing
         #expect(try ContractCoding.decode(ZoneEvent.self, from: Array(line.utf8)) == event)
     }
 
+    @Test func tagStateWritesANullZoneWhileOutsideAndNoLastSeenBeforeAnySighting() throws {
+        let state = TagState(
+            tag: "visitor-1", beacon: "ibeacon:x:1:2", state: .outside, zone: nil, since: 5, confidence: 0.8,
+            lastSeen: nil, gateways: [])
+        let line = try ContractCoding.encodeLine(state)
+        #expect(line.contains("\"zone\":null"))
+        #expect(!line.contains("lastSeen"))
+        #expect(try ContractCoding.decode(TagState.self, from: Array(line.utf8)) == state)
+        // Readers accept an absent zone too.
+        let absent = line.replacingOccurrences(of: "\"zone\":null,", with: "")
+        #expect(try ContractCoding.decode(TagState.self, from: Array(absent.utf8)) == state)
+    }
+
     @Test func refusesNewerVersion() {
         let payload = Array(#"{"version":2,"hub":"h","state":"online"}"#.utf8)
         do {

@@ -20,7 +20,7 @@ import Testing
         ))
     func thePageShowsTheVenueLiveAndItsHistory() async throws {
         // History within the page's last 24 hours: the itinerary began an hour ago.
-        let fixture = try await DashboardFixture(historyStart: Date().timeIntervalSince1970 - 3600)
+        let fixture = try await DashboardFixture(historyStart: Date().timeIntervalSince1970 - 7200)
         defer { Task { await fixture.stop() } }
         try fixture.place("visitor-1", in: "entrance")
         try fixture.place("visitor-2", in: "entrance", minor: 2)
@@ -38,6 +38,12 @@ import Testing
         let names = try await driver.run(
             "return [...document.querySelectorAll('#zones g.zone text:not(.count)')].map(t => t.textContent)")
         #expect((names as? [String])?.contains("Ancient Egypt") == true)
+        // Its 11 doors, each a gap across a wall or zone edge, naming the zones they join.
+        let doors =
+            try await driver.run(
+                "return [...document.querySelectorAll('#structure line.door')].map(d => d.dataset.door)") as? [String]
+        #expect(doors?.count == 11, "\(String(describing: doors))")
+        #expect(doors?.contains("outside|entrance") == true, "\(String(describing: doors))")
 
         // The live stream's snapshot puts the tag's dot in the entrance hall.
         let dot = """
@@ -87,6 +93,19 @@ import Testing
             "return [...document.querySelectorAll('#zone-routes li')].map(li => li.textContent)")
         #expect((routes as? [String])?.first?.contains("Ancient Egypt") == true, "\(String(describing: routes))")
         try await driver.screenshot("dashboard-4-zone-dwell")
+
+        // The itinerary is two hours old: with the History window at the last hour, the zone has no dwell nor route.
+        _ = try await driver.run(
+            "const s = document.getElementById('window'); s.value = '1'; s.dispatchEvent(new Event('change'));")
+        let narrowed =
+            try await driver.poll(
+                """
+                return [String(document.getElementById('dwell-empty').hidden),
+                  document.querySelector('#zone-routes li')?.textContent ?? ''];
+                """
+            ) { ($0 as? [String])?.first == "false" } as? [String]
+        #expect(narrowed?.first == "false", "dwell-empty shown: \(String(describing: narrowed))")
+        #expect(narrowed?.last?.hasPrefix("No routes") == true, "\(String(describing: narrowed))")
 
         let errors = try await driver.consoleErrors()
         #expect(errors.isEmpty, "console errors: \(errors)")

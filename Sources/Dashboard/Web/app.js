@@ -12,6 +12,7 @@ const state = {
   selectedTag: null,
   selectedZone: null,
   dwellChart: null,
+  windowHours: 24,       // the history window of the details panel; 0 = everything kept
 };
 
 // A token given once as #token=… is kept for this tab (the hub needs one when it listens beyond loopback).
@@ -26,7 +27,11 @@ const token = (() => {
 
 async function api(path) {
   const response = await fetch(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
-  const body = await response.json();
+  const body = await response.json().catch(() => ({}));
+  if (response.status === 401) {
+    throw new Error((body.error ? body.error.message : "unauthorised")
+      + " — open the page as …/#token=<the hub's token>");
+  }
   if (!response.ok) throw new Error(body.error ? body.error.message : response.statusText);
   return body;
 }
@@ -49,7 +54,44 @@ function duration(seconds) {
   return `${(seconds / 3600).toFixed(1)} h`;
 }
 
+// The details panel's history window as query parameters (none for "everything kept").
+function windowQuery() {
+  if (!state.windowHours) return "";
+  return `&since=${Math.floor(Date.now() / 1000 - state.windowHours * 3600)}`;
+}
+
+function windowText() {
+  const hours = state.windowHours;
+  if (!hours) return "everything kept";
+  return hours < 24 ? `the last ${hours} h` : hours === 24 ? "the last 24 h" : `the last ${hours / 24} days`;
+}
+
 // MARK: The plan
+
+// The segment of a wall or zone edge nearest to `point`, as [from, to], or null when there is none.
+function nearestSegment(point, segments) {
+  let best = null, bestDistance = Infinity;
+  for (const [a, b] of segments) {
+    const dx = b[0] - a[0], dy = b[1] - a[1], length2 = dx * dx + dy * dy;
+    if (length2 === 0) continue;
+    const t = Math.max(0, Math.min(1, ((point[0] - a[0]) * dx + (point[1] - a[1]) * dy) / length2));
+    const distance = Math.hypot(a[0] + t * dx - point[0], a[1] + t * dy - point[1]);
+    if (distance < bestDistance) { bestDistance = distance; best = [a, b]; }
+  }
+  return best;
+}
+
+// The extent of everything drawn (zones, walls, gateways), so that zones laid out without a venue file fit too.
+function extent(venue, shapes) {
+  const xs = [], ys = [];
+  const add = p => { xs.push(p[0]); ys.push(p[1]); };
+  shapes.forEach(shape => shape.forEach(add));
+  venue.walls.forEach(wall => { add(wall.from); add(wall.to); });
+  venue.gateways.forEach(gateway => gateway.position && add(gateway.position));
+  if (venue.bounds) { add([venue.bounds.minX, venue.bounds.minY]); add([venue.bounds.maxX, venue.bounds.maxY]); }
+  if (!xs.length) return { minX: 0, minY: 0, maxX: 10, maxY: 10 };
+  return { minX: Math.min(...xs), minY: Math.min(...ys), maxX: Math.max(...xs), maxY: Math.max(...ys) };
+}
 
 function polygonGeometry(shape) {
   const xs = shape.map(p => p[0]), ys = shape.map(p => p[1]);
@@ -71,15 +113,16 @@ function drawPlan() {
   const venue = state.venue;
   const plan = document.getElementById("plan");
   plan.replaceChildren();
-  const bounds = venue.bounds || { minX: 0, minY: 0, maxX: 10, maxY: 10 };
+  // Zones without a shape (no venue file) are laid out in a row.
+  const shapes = venue.zones.map((zone, index) => zone.shape.length >= 3 ? zone.shape
+    : [[index * 6, 0], [index * 6 + 5, 0], [index * 6 + 5, 5], [index * 6, 5]]);
+  const bounds = extent(venue, shapes);
   const margin = 1;
   plan.setAttribute("viewBox", [bounds.minX - margin, bounds.minY - margin,
     bounds.maxX - bounds.minX + 2 * margin, bounds.maxY - bounds.minY + 2 * margin].join(" "));
   const zonesLayer = element("g", { id: "zones" }, plan);
   venue.zones.forEach((zone, index) => {
-    // Zones without a shape (no venue file) are laid out in a row.
-    const shape = zone.shape.length >= 3 ? zone.shape
-      : [[index * 6, 0], [index * 6 + 5, 0], [index * 6 + 5, 5], [index * 6, 5]];
+    const shape = shapes[index];
     const geometry = polygonGeometry(shape);
     state.zones.set(zone.id, { ...zone, shape, ...geometry });
     const group = element("g", { class: "zone", "data-zone": zone.id }, zonesLayer);
@@ -94,6 +137,19 @@ function drawPlan() {
   const structure = element("g", { id: "structure" }, plan);
   for (const wall of venue.walls) {
     element("line", { class: "wall", x1: wall.from[0], y1: wall.from[1], x2: wall.to[0], y2: wall.to[1] }, structure);
+  }
+  // A door is a gap of its width in the nearest wall (or zone edge), drawn over it.
+  const segments = venue.walls.map(wall => [wall.from, wall.to]).concat(
+    shapes.flatMap(shape => shape.map((point, i) => [point, shape[(i + 1) % shape.length]])));
+  for (const door of venue.doors) {
+    const segment = nearestSegment(door.at, segments);
+    const [a, b] = segment || [[door.at[0] - 1, door.at[1]], [door.at[0] + 1, door.at[1]]];
+    const length = Math.hypot(b[0] - a[0], b[1] - a[1]);
+    const ux = (b[0] - a[0]) / length, uy = (b[1] - a[1]) / length, half = door.width / 2;
+    const line = element("line", { class: "door", "data-door": (door.between || []).join("|"),
+      x1: door.at[0] - ux * half, y1: door.at[1] - uy * half,
+      x2: door.at[0] + ux * half, y2: door.at[1] + uy * half }, structure);
+    if (door.between) element("title", {}, line).textContent = `door: ${door.between.map(zoneName).join(" ↔ ")}`;
   }
   element("g", { id: "path-layer" }, plan);
   const gatewaysLayer = element("g", { id: "gateways" }, plan);
@@ -216,7 +272,8 @@ function addEvent(event) {
 function showHealth(health) {
   const badge = document.getElementById("hub-health");
   const ready = health.role === "active" && health.mqttConnected && health.storeWritable !== false;
-  badge.textContent = ready ? "hub ready" : `hub ${health.role}${health.mqttConnected ? "" : ", broker unreachable"}`
+  const broker = health.role === "active" && !health.mqttConnected ? ", broker unreachable" : "";
+  badge.textContent = ready ? "hub ready" : `hub ${health.role}${broker}`
     + (health.storeWritable === false ? ", database not writable" : "");
   badge.className = `badge ${ready ? "ok" : "bad"}`;
 }
@@ -245,7 +302,8 @@ async function selectTag(id) {
   const layer = document.getElementById("path-layer");
   layer.replaceChildren();
   try {
-    const path = await api(`/api/tags/${encodeURIComponent(id)}/path?limit=1000`);
+    const path = await api(`/api/tags/${encodeURIComponent(id)}/path?limit=1000`
+      + (state.windowHours ? windowQuery() : `&since=0`));
     for (const visit of path.visits) {
       const item = document.createElement("li");
       item.dataset.zone = visit.zone;
@@ -255,7 +313,7 @@ async function selectTag(id) {
     }
     const points = path.visits.map(visit => state.zones.get(visit.zone)?.centre).filter(Boolean);
     if (points.length > 1) element("polyline", { class: "path", points: points.map(p => p.join(",")).join(" ") }, layer);
-    if (!path.visits.length) timeline.innerHTML = "<li class=\"muted\">No visits recorded in the last 24 h.</li>";
+    if (!path.visits.length) timeline.innerHTML = `<li class="muted">No visits recorded in ${windowText()}.</li>`;
   } catch (error) {
     timeline.innerHTML = "";
     const item = document.createElement("li");
@@ -284,8 +342,8 @@ async function selectZone(id) {
   routes.replaceChildren();
   try {
     const [dwell, common] = await Promise.all([
-      api(`/api/dwell?by=hour-of-day&zone=${encodeURIComponent(id)}`),
-      api("/api/routes?top=200&length=3"),
+      api(`/api/dwell?by=hour-of-day&zone=${encodeURIComponent(id)}${windowQuery()}`),
+      api(`/api/routes?top=200&length=3${windowQuery()}`),
     ]);
     const hours = [...Array(24).keys()];
     const byHour = new Map(dwell.rows.map(row => [row.hourOfDay, row]));
@@ -353,7 +411,19 @@ function connect() {
     requestAnimationFrame(() => { pending = false; drawTags(); });
   };
   source.addEventListener("open", () => { indicator.textContent = "live"; indicator.className = "badge ok"; });
-  source.addEventListener("error", () => { indicator.textContent = "reconnecting…"; indicator.className = "badge bad"; });
+  source.addEventListener("error", async () => {
+    indicator.className = "badge bad";
+    if (source.readyState !== EventSource.CLOSED) { indicator.textContent = "reconnecting…"; return; }
+    // The browser gives up on an answer other than a stream (a 401, a proxy's error page): say why, retry later.
+    source.close();
+    try {
+      await api("/api/hub");
+      indicator.textContent = "stream refused: retrying";
+    } catch (error) {
+      indicator.textContent = `stream refused: ${error.message}`;
+    }
+    setTimeout(connect, 5000);
+  });
   source.addEventListener("snapshot", message => applySnapshot(JSON.parse(message.data)));
   source.addEventListener("tag", message => {
     const tag = JSON.parse(message.data);
@@ -384,6 +454,13 @@ async function start() {
     document.getElementById("hub-health").className = "badge bad";
     return;
   }
+  const windowSelect = document.getElementById("window");
+  windowSelect.value = String(state.windowHours);
+  windowSelect.addEventListener("change", () => {
+    state.windowHours = Number(windowSelect.value);
+    if (state.selectedTag) selectTag(state.selectedTag);
+    else if (state.selectedZone) selectZone(state.selectedZone);
+  });
   document.getElementById("venue-name").textContent = state.venue.name;
   document.title = `${state.venue.name} · BeaconTracker`;
   drawPlan();
