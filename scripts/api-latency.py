@@ -6,6 +6,7 @@ Usage: scripts/api-latency.py [BASE_URL] [N]   (default http://127.0.0.1:8080, 2
 Run it beside `make demo` to measure under the demo's load. BEACONTRACKER_TOKEN is sent as a bearer token if set.
 """
 import http.client
+import json
 import os
 import statistics
 import sys
@@ -38,10 +39,11 @@ endpoints = [
 connection = http.client.HTTPConnection(url.hostname, url.port or 80, timeout=30)
 # A tag that exists, for its path.
 connection.request("GET", "/api/tags", headers=headers)
-body = connection.getresponse().read().decode()
-tag = body.split('"tag":"', 1)[1].split('"', 1)[0] if '"tag":"' in body else None
-if tag:
-    endpoints.insert(3, f"/api/tags/{tag}/path")
+tags = json.loads(connection.getresponse().read()).get("tags", [])
+# The path of a tag inside a zone (it has visits), else of any tag.
+inside = [t["tag"] for t in tags if t.get("state") == "inside"] or [t["tag"] for t in tags]
+if inside:
+    endpoints.insert(3, f"/api/tags/{urllib.parse.quote(inside[0])}/path")
 
 print(f"{'endpoint':58} {'median':>8} {'p95':>8} {'p99':>8} {'max':>8} {'bytes':>8}")
 for endpoint in endpoints:

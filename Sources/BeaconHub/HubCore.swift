@@ -128,7 +128,10 @@ public struct HubCore: Sendable {
                 }
                 gateways[ack.gateway]?.committed.seed(boot: entry.boot, seq: entry.seq)
             }
-        case .tagState(let state): engine.restore(state, at: now)
+        case .tagState(let state):
+            // A retained state of a tag the database did not have inside a zone (another hub's, or from before the
+            // database): its visit opens in the history at the state's `since`.
+            engine.restore(state, at: now, reportingMove: true)
         case .foreign(let sighting):
             guard gateways[sighting.gateway] != nil else {
                 reject(

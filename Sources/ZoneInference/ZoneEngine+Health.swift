@@ -84,7 +84,11 @@ extension ZoneEngine {
     /// Takes a tag's state as a previous hub published it (its retained tag state), so that a restarted or standby
     /// hub carries on without a second enter. Ignored for a tag already heard, or one no tag or region names.
     /// Absence is counted from `t`.
-    public mutating func restore(_ state: TagState, at t: Double) {
+    ///
+    /// With `reportingMove` (a state the history does not hold: another hub's, or one from before the database) and
+    /// `recordsMoves` set, the move into its zone at `state.since` is reported, so that the history opens the visit
+    /// the state stands for — no event is emitted, the previous hub did that.
+    public mutating func restore(_ state: TagState, at t: Double, reportingMove: Bool = false) {
         guard let index = track(for: state.beacon), !tracks[index].everHeard, tracks[index].tag == state.tag else {
             return
         }
@@ -106,6 +110,13 @@ extension ZoneEngine {
         }
         if let stayed = stayedFor(track), t - state.since >= stayed { track.stayedReported = true }
         tracks[index] = track
+        if reportingMove && recordsMoves {
+            moves.append(
+                ZoneMove(
+                    tag: track.tag, beacon: track.beacon, region: track.region.map { directory.regions[$0].id },
+                    from: nil, to: model.zones[zone], t: state.since,
+                    confidence: (min(max(state.confidence, 0), 1) * 1000).rounded() / 1000))
+        }
         nextDeadline = min(nextDeadline, t + absenceFor(track))
         if let stayed = stayedFor(track), !track.stayedReported {
             nextDeadline = min(nextDeadline, state.since + stayed)

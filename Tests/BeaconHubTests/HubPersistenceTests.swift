@@ -182,6 +182,42 @@ import ZoneInference
         #expect(Self.acks(out) == [103])
     }
 
+    /// A tag inside by another hub's retained state (or one from before this database) gets its visit opened at the
+    /// state's `since`; a still tag would otherwise never have one. No event: the other hub published the enter.
+    @Test func aTagInsideByARetainedStateTheDatabaseLacksOpensItsVisitAtItsSince() async throws {
+        let configuration = try configuration()
+        let store = try HubStore(path: path)
+        var core = try core(configuration)
+        let retained = TagState(
+            tag: "tag-1", beacon: Self.beacon, state: .inside, zone: "b", since: Self.t0 - 600, confidence: 0.9,
+            lastSeen: Self.t0 - 1, gateways: [])
+        core.apply(.tagState(retained), at: Self.t0)
+        core.tick(at: Self.t0 + 0.5, connected: true)
+        var out = core.takeOutgoing()
+        out += try await Self.commit(&core, store, at: Self.t0 + 1)
+        #expect(Self.events(out, .enter).isEmpty && Self.events(out, .exit).isEmpty)
+        var visits = try await store.visits(HubStore.VisitFilter())
+        #expect(visits.map(\.zone) == ["b"] && visits.first?.enter == Self.t0 - 600 && visits.first?.exit == nil)
+
+        // A restart from this database with the same retained state: the same visit, not a second one.
+        var second = try self.core(configuration, at: Self.t0 + 10)
+        second.recover(try await store.recover(), at: Self.t0 + 10)
+        second.apply(.tagState(retained), at: Self.t0 + 10)
+        second.tick(at: Self.t0 + 10.5, connected: true)
+        _ = try await Self.commit(&second, store, at: Self.t0 + 11)
+        visits = try await store.visits(HubStore.VisitFilter())
+        #expect(visits.count == 1 && visits.first?.exit == nil)
+
+        // It walks on to c: the visit of b closes, with its whole length.
+        var seq: UInt64 = 0
+        _ = Self.hear(&second, "gw-c", seconds: 20, from: Self.t0 + 12, seq: &seq)
+        _ = try await Self.commit(&second, store, at: Self.t0 + 40)
+        visits = try await store.visits(HubStore.VisitFilter())
+        #expect(visits.map(\.zone) == ["b", "c"])
+        #expect((visits.first?.duration ?? 0) > 600)
+        #expect(try await store.transitionMatrix().map { "\($0.from)>\($0.to)" } == ["b>c"])
+    }
+
     @Test func aFailedCommitRaisesDiskFullWithholdsAcknowledgementsAndRecovers() async throws {
         let configuration = try configuration()
         let store = try HubStore(path: path)
