@@ -23,12 +23,23 @@ user_line=""
 sed -e "s|@PORT@|$port|; s|@DIR@|$PWD/$run|; s|@USER@|$user_line|" config/mosquitto/local.conf > "$run/mosquitto.conf"
 
 # A demo killed outright (its terminal closed) leaves its session-detached programs behind: stop those first.
+# (A demo still running in another terminal is stopped the same way: two would share run/demo.)
 if [ -f "$run/pids" ]; then
+  left=()
   while read -r pid; do
-    if [ -r "/proc/$pid/cmdline" ] && grep -qaE 'mosquitto|beacon-' "/proc/$pid/cmdline"; then kill -TERM "$pid"; fi
+    if [ -r "/proc/$pid/cmdline" ] && grep -qaE 'mosquitto|beacon-' "/proc/$pid/cmdline"; then
+      kill -TERM "$pid"
+      left+=("$pid")
+    fi
   done <"$run/pids"
   rm -f "$run/pids"
-  sleep 1
+  # The hub releases its database's writer lock only once it has stopped: wait for them (at most 15 s).
+  for _ in $(seq 1 150); do
+    alive=0
+    for pid in "${left[@]}"; do [ -d "/proc/$pid" ] && alive=1; done
+    [ "$alive" -eq 0 ] && break
+    sleep 0.1
+  done
 fi
 
 pids=()
@@ -93,6 +104,10 @@ for _ in $(seq 1 100); do
   (exec 3<>"/dev/tcp/127.0.0.1/$http_port") 2>/dev/null && break
   sleep 0.1
 done
+if ! kill -0 "${pids[2]}" 2>/dev/null || ! (exec 3<>"/dev/tcp/127.0.0.1/$http_port") 2>/dev/null; then
+  echo "demo: the hub did not start (its error is above, lines starting with 'hub'); stopping" >&2
+  exit 1
+fi
 echo "demo: dashboard:   http://127.0.0.1:$http_port/   ← open this in a browser: the museum, live"
 if [ -n "${DEMO_SECONDS:-}" ]; then
   sleep "$DEMO_SECONDS"

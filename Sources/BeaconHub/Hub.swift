@@ -64,7 +64,7 @@ public final class Hub: Service, Sendable {
                     storePath: configuration.store?.path,
                     tripGapSeconds: configuration.store?.tripGapSeconds ?? 600,
                     storedTagID: { pseudonyms.key(for: $0) },
-                    chartJS: http.chartJS, webRoot: http.webRoot),
+                    chartJS: http.chartJS, webRoot: http.webRoot, corsOrigins: http.corsOrigins),
                 board: board, registry: metrics.registry, logger: logger)
         }
         self.pseudonyms = pseudonyms

@@ -15,9 +15,11 @@ public struct HubHTTPSettings: Decodable, Sendable, Hashable {
     public var chartJS = DashboardConfiguration.debianChartJS
     /// The web page's folder; by default the copy installed beside the program (docs/dashboard.md).
     public var webRoot: String?
+    /// Origins of other web pages allowed to call the API from a browser (CORS), `*` for any.
+    public var corsOrigins: [String] = []
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case host, port, tokenFile, chartJS, webRoot
+        case host, port, tokenFile, chartJS, webRoot, corsOrigins
     }
 
     public init() {}
@@ -29,6 +31,19 @@ public struct HubHTTPSettings: Decodable, Sendable, Hashable {
         tokenFile = try container.decodeIfPresent(String.self, forKey: .tokenFile)
         chartJS = try container.decodeIfPresent(String.self, forKey: .chartJS) ?? chartJS
         webRoot = try container.decodeIfPresent(String.self, forKey: .webRoot)
+        corsOrigins = try container.decodeIfPresent([String].self, forKey: .corsOrigins) ?? []
+        for origin in corsOrigins where origin != "*" {
+            // An origin is scheme://host[:port], exactly as browsers send it: no path, no trailing slash.
+            let parts = origin.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0] == "http:" || parts[0] == "https:", parts[1].isEmpty, !parts[2].isEmpty
+            else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .corsOrigins, in: container,
+                    debugDescription:
+                        "\"\(origin)\" is not an origin: write scheme://host[:port] as the browser sends it "
+                        + "(https://intranet.example:8443, no path or trailing slash), or \"*\" for any")
+            }
+        }
         if tokenFile == nil && !DashboardConfiguration.isLoopback(host) {
             throw DecodingError.dataCorruptedError(
                 forKey: .host, in: container,

@@ -117,7 +117,9 @@ public final class Dashboard: Service, Sendable {
     }
 
     func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
+        // Outermost: a preflight is answered before the token is asked for, and error answers carry the headers too.
+        if !configuration.corsOrigins.isEmpty { router.add(middleware: AllowedOrigins(configuration.corsOrigins)) }
         router.add(middleware: JSONErrors())
         router.add(middleware: BearerToken(token: configuration.token))
         addAPIRoutes(to: router)
@@ -192,6 +194,46 @@ struct JSONErrors<Context: RequestContext>: RouterMiddleware {
             context.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
             throw APIError(.internalServerError, "internal", "the request failed inside the hub (see its log)")
         }
+    }
+}
+
+/// CORS for the configured origins (`http.corsOrigins`): other web pages may read the API with the token they hold.
+/// Requests from other origins are served as before; the browser keeps their answers from the page.
+struct AllowedOrigins<Context: RequestContext>: RouterMiddleware {
+    let origins: Set<String>
+    let any: Bool
+
+    init(_ origins: [String]) {
+        self.origins = Set(origins)
+        any = origins.contains("*")
+    }
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let origin = request.headers[.origin], any || origins.contains(origin) else {
+            return try await next(request, context)
+        }
+        let allowed = any ? "*" : origin
+        if request.method == .options && request.headers[.accessControlRequestMethod] != nil {
+            return Response(
+                status: .noContent,
+                headers: [
+                    .accessControlAllowOrigin: allowed, .accessControlAllowMethods: "GET, HEAD, OPTIONS",
+                    .accessControlAllowHeaders: "Authorization, Accept, Last-Event-ID",
+                    .accessControlMaxAge: "600", .vary: "Origin",
+                ])
+        }
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            // Refusals (a missing token) reach the page with the header, so that it can say why.
+            response = try error.response(from: request, context: context)
+        }
+        response.headers[.accessControlAllowOrigin] = allowed
+        response.headers[values: .vary].append("Origin")
+        return response
     }
 }
 

@@ -26,12 +26,15 @@ public struct DashboardConfiguration: Sendable {
     public var chartJS: String
     /// The web page's folder; nil serves the copy built into the program.
     public var webRoot: String?
+    /// Web origins (`https://intranet.example:8443`) whose pages may call the API from the browser (CORS); `*` for
+    /// any. Empty: only the hub's own page.
+    public var corsOrigins: [String]
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, site: SiteID, venue: Venue? = nil,
         regions: [TagRegion] = [], storePath: String? = nil, tripGapSeconds: Double = 600,
         storedTagID: @escaping @Sendable (String) -> String = { $0 },
-        chartJS: String = DashboardConfiguration.debianChartJS, webRoot: String? = nil
+        chartJS: String = DashboardConfiguration.debianChartJS, webRoot: String? = nil, corsOrigins: [String] = []
     ) {
         self.host = host
         self.port = port
@@ -44,6 +47,7 @@ public struct DashboardConfiguration: Sendable {
         self.storedTagID = storedTagID
         self.chartJS = chartJS
         self.webRoot = webRoot
+        self.corsOrigins = corsOrigins
     }
 
     /// Where Debian 12's libjs-chart.js (3.9) puts its UMD build.

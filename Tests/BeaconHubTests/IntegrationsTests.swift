@@ -227,6 +227,27 @@ import ZoneInference
         }
     }
 
+    @Test(arguments: [
+        ("http: { host: 0.0.0.0 }", "http.host", "needs tokenFile"),
+        ("http: { port: 70000 }", "http.port", "between 0"),
+        ("http: { corsOrigins: ['https://intranet.example/'] }", "http.corsOrigins", "no path or trailing slash"),
+        ("http: { corsOrigins: [intranet.example] }", "http.corsOrigins", "scheme://host[:port]"),
+        ("http: { cors: ['*'] }", "http.cors", "unknown key"),
+    ])
+    func aWrongHTTPSettingIsRefusedNamingTheKey(setting: String, key: String, message: String) throws {
+        #expect {
+            _ = try configuration(setting)
+        } throws: { error in
+            let error = error as? ConfigError
+            return error?.key == key && error?.message.contains(message) == true
+        }
+    }
+
+    @Test func corsOriginsAreReadAsWritten() throws {
+        let (configuration, _) = try configuration("http: { corsOrigins: ['https://intranet.example:8443', '*'] }")
+        #expect(configuration.http?.corsOrigins == ["https://intranet.example:8443", "*"])
+    }
+
     @Test func integrationDefaultsWhenSectionsAreAbsentOrEmpty() throws {
         let absent = try configuration("").0
         #expect(!absent.homeAssistant.enabled && absent.webhooks.isEmpty)

@@ -183,6 +183,41 @@ import Testing
         #expect(try await fixture.get("/", header: false).status == 200)
     }
 
+    @Test func configuredOriginsMayCallTheAPIFromABrowserWithTheirToken() async throws {
+        let fixture = try await DashboardFixture(
+            token: "s3cret-token-for-tests", corsOrigins: ["https://intranet.example:8443"])
+        defer { Task { await fixture.stop() } }
+        let origin = ["Origin": "https://intranet.example:8443"]
+        // The preflight needs no token (browsers send none with it).
+        let preflight = try await fixture.get(
+            "/api/tags", header: false, method: "OPTIONS",
+            headers: origin.merging(
+                ["Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"]
+            ) { a, _ in a })
+        #expect(preflight.status == 204)
+        #expect(preflight.headers["access-control-allow-origin"] == "https://intranet.example:8443")
+        #expect(preflight.headers["access-control-allow-headers"]?.contains("Authorization") == true)
+        let allowed = try await fixture.get("/api/tags", headers: origin)
+        #expect(allowed.status == 200 && allowed.headers["access-control-allow-origin"] == origin["Origin"])
+        // A refusal carries the header too, so that the page can read why.
+        let refused = try await fixture.get("/api/tags", header: false, headers: origin)
+        #expect(refused.status == 401 && refused.headers["access-control-allow-origin"] == origin["Origin"])
+        // Another origin gets no CORS header: its page cannot read the answer.
+        let other = try await fixture.get("/api/tags", headers: ["Origin": "https://evil.example"])
+        #expect(other.headers["access-control-allow-origin"] == nil)
+        // HEAD answers like GET, without the body.
+        let head = try await fixture.get("/api/venue", method: "HEAD")
+        #expect(head.status == 200, "HEAD: \(head.status) \(head.text)")
+        #expect(head.body.isEmpty && head.contentType?.hasPrefix("application/json") == true, "\(head.headers)")
+    }
+
+    @Test func withoutConfiguredOriginsNoCORSHeaderIsSent() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        let reply = try await fixture.get("/api/tags", headers: ["Origin": "https://intranet.example"])
+        #expect(reply.status == 200 && reply.headers["access-control-allow-origin"] == nil)
+    }
+
     @Test func theStreamSendsASnapshotThenEachChange() async throws {
         let fixture = try await DashboardFixture()
         defer { Task { await fixture.stop() } }

@@ -30,7 +30,10 @@ final class DashboardFixture: Sendable {
     /// The itinerary's first enter (`start`, or `historyStart` for a page that shows the last 24 hours).
     let historyStart: Double
 
-    init(token: String? = nil, history: Bool = true, historyStart: Double = DashboardFixture.start) async throws {
+    init(
+        token: String? = nil, history: Bool = true, historyStart: Double = DashboardFixture.start,
+        corsOrigins: [String] = []
+    ) async throws {
         self.historyStart = historyStart
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -46,7 +49,7 @@ final class DashboardFixture: Sendable {
         dashboard = Dashboard(
             configuration: DashboardConfiguration(
                 port: 0, token: token, site: "museum", venue: venue, regions: regions,
-                storePath: history ? database : nil),
+                storePath: history ? database : nil, corsOrigins: corsOrigins),
             board: board, registry: registry, logger: Logger(label: "test.dashboard"))
         task = Task { [dashboard] in await dashboard.run() }
         guard let port = await dashboard.boundPort() else { throw FixtureError("the dashboard did not start") }
@@ -122,18 +125,30 @@ final class DashboardFixture: Sendable {
         var status: Int
         var body: Data
         var contentType: String?
+        var headers: [String: String] = [:]
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
         var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    func get(_ path: String, token: String? = nil, header: Bool = true) async throws -> Reply {
+    func get(
+        _ path: String, token: String? = nil, header: Bool = true, method: String = "GET",
+        headers extra: [String: String] = [:]
+    ) async throws -> Reply {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
         if let token = token ?? self.token, header {
             request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         }
+        for (name, value) in extra { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = response as! HTTPURLResponse
-        return Reply(status: http.statusCode, body: data, contentType: http.value(forHTTPHeaderField: "Content-Type"))
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+        }
+        return Reply(
+            status: http.statusCode, body: data, contentType: http.value(forHTTPHeaderField: "Content-Type"),
+            headers: headers)
     }
 }
 
