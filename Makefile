@@ -1,11 +1,16 @@
 # The two set-up commands of the README: `make demo` and `make test`. Both install what is missing first.
-.PHONY: demo test bench build lint format check-imports clean
+.PHONY: demo test fault-test bench build lint format check-imports clean
 
 demo:
 	bash scripts/demo.sh
 
 test:
 	bash scripts/test.sh
+
+# The long round of the fault tests (hub killed 50 times, broker 10 + 10 times, broker security); `make test` runs a
+# shorter round of the same tests.
+fault-test:
+	bash scripts/fault-test.sh
 
 bench:
 	bash scripts/setup.sh

@@ -161,6 +161,8 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
 
     /// Reads and checks agent.yaml.
     public static func load(from path: String) throws(ConfigError) -> AgentConfiguration {
-        try ConfigLoader.load(AgentConfiguration.self, from: path)
+        var configuration = try ConfigLoader.load(AgentConfiguration.self, from: path)
+        configuration.mqtt = configuration.mqtt.resolvingFiles(relativeTo: path)
+        return configuration
     }
 }

@@ -94,6 +94,24 @@ public struct MQTTSettings: Decodable, Sendable, Hashable {
         }
     }
 
+    /// These settings with `passwordFile` and the TLS files taken from the folder of `configFile` when relative, as
+    /// every other file a configuration names.
+    public func resolvingFiles(relativeTo configFile: String) -> MQTTSettings {
+        func resolve(_ file: String) -> String {
+            file.hasPrefix("/")
+                ? file : URL(fileURLWithPath: configFile).deletingLastPathComponent().appendingPathComponent(file).path
+        }
+        var settings = self
+        settings.passwordFile = passwordFile.map(resolve)
+        if var tls {
+            tls.caFile = resolve(tls.caFile)
+            tls.certFile = tls.certFile.map(resolve)
+            tls.keyFile = tls.keyFile.map(resolve)
+            settings.tls = tls
+        }
+        return settings
+    }
+
     /// The client configuration for one program; reads `passwordFile` now so a missing file fails at start-up.
     public func clientConfiguration(
         defaultClientID: String, cleanSession: Bool, will: MQTTConfiguration.Will?, configFile: String

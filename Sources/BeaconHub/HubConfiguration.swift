@@ -82,6 +82,7 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
             configuration.calibration = resolved
             configuration.loadedCalibration = loaded
         }
+        configuration.mqtt = configuration.mqtt.resolvingFiles(relativeTo: path)
         if var store = configuration.store {
             store.path = resolve(store.path)
             store.keyFile = store.keyFile.map(resolve)

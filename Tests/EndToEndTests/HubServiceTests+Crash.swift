@@ -70,8 +70,21 @@ extension HubServiceTests {
         #expect(await hub.waitForExit(timeout: .seconds(15)) == 0, "hub did not stop cleanly: \(hub.text)")
         try await Self.check(database, acknowledged: Self.highest(acks.messages), after: "the end")
 
-        // Every batch any agent made is committed exactly once, or still waits in its outbox (never acknowledged).
+        let (committed, waiting, sightings) = try await Self.accountForEveryBatch(
+            outboxes: outboxes, database: database)
+        print(
+            "crash safety: \(Self.kills) SIGKILLs mid-ingest; \(committed) batches (\(sightings) sightings) committed "
+                + "exactly once, \(waiting) still in outboxes; back ingesting after a restart in "
+                + "\(restarts.map { String(format: "%.1f", $0) }.joined(separator: ", ")) s")
+    }
+
+    /// Every batch any agent made is committed exactly once, or still waits in its outbox (never acknowledged): per
+    /// gateway, sequences 1…highest each in the ledger (once: its key) or pending, none missing, one boot.
+    static func accountForEveryBatch(outboxes: String, database: String) async throws -> (
+        committed: Int, waiting: Int, sightings: Int
+    ) {
         let store = try HubStore(readingFrom: database)
+        defer { try? store.close() }
         var committed = 0
         var waiting = 0
         var sightings = 0
@@ -97,7 +110,6 @@ extension HubServiceTests {
                 : try await store.database.fetchInteger(
                     "SELECT count(*) FROM batches WHERE gateway = '\(gateway)' AND seq IN ("
                         + pending.map { "\($0.seq)" }.joined(separator: ",") + ")") ?? 0
-            // Sequences 1…highest are each committed (once: the ledger's key) or waiting, none missing.
             #expect(
                 rows + waitingHere - both == highest,
                 "\(gateway): \(rows) committed, \(waitingHere) waiting (\(both) both), highest sequence \(highest)")
@@ -107,10 +119,7 @@ extension HubServiceTests {
                 try await store.database.fetchInteger(
                     "SELECT coalesce(sum(sightings), 0) FROM batches WHERE gateway = '\(gateway)'") ?? 0
         }
-        print(
-            "crash safety: \(Self.kills) SIGKILLs mid-ingest; \(committed) batches (\(sightings) sightings) committed "
-                + "exactly once, \(waiting) still in outboxes; back ingesting after a restart in "
-                + "\(restarts.map { String(format: "%.1f", $0) }.joined(separator: ", ")) s")
+        return (committed, waiting, sightings)
     }
 
     /// Per gateway and boot, the highest acknowledgement seen.

@@ -26,6 +26,12 @@ public final class MosquittoBroker: @unchecked Sendable {
         public var persistence = true
         /// Lines appended to the configuration.
         public var extraConfig: [String] = []
+        /// A production configuration to run instead of the test one (deploy/mosquitto/beacontracker.conf): its
+        /// listeners moved to `port` (loopback plain) and `tlsPort` (TLS, on loopback here), its certificates, password
+        /// file (made from `users`) and ACL file (`productionACL`, copied) put in the broker's directory. Every other
+        /// line is kept as shipped.
+        public var productionConfig: URL? = nil
+        public var productionACL: URL? = nil
 
         public init() {}
     }
@@ -35,6 +41,8 @@ public final class MosquittoBroker: @unchecked Sendable {
     public let port: Int
     public let directory: URL
     public let certificates: TestCertificates?
+    /// The TLS listener's port of a production configuration.
+    public let tlsPort: Int?
     public var host: String { "127.0.0.1" }
 
     private let lock = NSLock()
@@ -46,8 +54,15 @@ public final class MosquittoBroker: @unchecked Sendable {
             "mosquitto-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try FreePort.find()
-        certificates = options.tls ? try TestCertificates.make(in: directory.appendingPathComponent("tls")) : nil
-        try writeConfiguration()
+        let production = options.productionConfig != nil
+        tlsPort = production ? try FreePort.find() : nil
+        certificates =
+            options.tls || production ? try TestCertificates.make(in: directory.appendingPathComponent("tls")) : nil
+        if let shipped = options.productionConfig {
+            try writeProductionConfiguration(shipped)
+        } else {
+            try writeConfiguration()
+        }
     }
 
     deinit {
@@ -60,6 +75,52 @@ public final class MosquittoBroker: @unchecked Sendable {
 
     private var configFile: URL { directory.appendingPathComponent("mosquitto.conf") }
     private var logFile: URL { directory.appendingPathComponent("mosquitto.log") }
+
+    private func writePasswords() throws -> URL {
+        let passwords = directory.appendingPathComponent("passwords")
+        var first = true
+        for (user, password) in options.users.sorted(by: { $0.key < $1.key }) {
+            try Self.runTool(
+                "/usr/bin/mosquitto_passwd", (first ? ["-c"] : []) + ["-b", passwords.path, user, password])
+            first = false
+        }
+        chmod(passwords.path, 0o600)
+        return passwords
+    }
+
+    private func writeProductionConfiguration(_ shipped: URL) throws {
+        guard let certificates, let tlsPort else { return }
+        let passwords = try writePasswords()
+        let acl = directory.appendingPathComponent("acl")
+        if let shippedACL = options.productionACL {
+            try FileManager.default.copyItem(at: shippedACL, to: acl)
+        }
+        var lines: [String] = []
+        for line in try String(contentsOf: shipped, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false)
+        {
+            let words = line.split(separator: " ")
+            switch words.first {
+            case "listener":
+                // The loopback listener keeps its address; the TLS one (all interfaces in production) stays on
+                // loopback in a test.
+                lines.append(words.count > 2 ? "listener \(port) 127.0.0.1" : "listener \(tlsPort) 127.0.0.1")
+            case "certfile": lines.append("certfile \(certificates.serverCert.path)")
+            case "keyfile": lines.append("keyfile \(certificates.serverKey.path)")
+            case "cafile": lines.append("cafile \(certificates.caFile.path)")
+            case "password_file": lines.append("password_file \(passwords.path)")
+            case "acl_file": lines.append("acl_file \(acl.path)")
+            default: lines.append(String(line))
+            }
+        }
+        // What Debian's own mosquitto.conf sets around the shipped file, in a directory of ours.
+        lines += [
+            "persistence_location \(directory.path)/", "log_dest file \(logFile.path)", "log_type all",
+        ]
+        if geteuid() == 0 { lines.append("user root") }
+        lines += options.extraConfig
+        try (lines.joined(separator: "\n") + "\n").write(to: configFile, atomically: true, encoding: .utf8)
+    }
 
     private func writeConfiguration() throws {
         var lines = [
@@ -79,15 +140,7 @@ public final class MosquittoBroker: @unchecked Sendable {
         // Started as root, mosquitto drops to user "mosquitto", which cannot write our temporary directory.
         if geteuid() == 0 { lines.append("user root") }
         if !options.users.isEmpty {
-            let passwords = directory.appendingPathComponent("passwords")
-            var first = true
-            for (user, password) in options.users.sorted(by: { $0.key < $1.key }) {
-                try Self.runTool(
-                    "/usr/bin/mosquitto_passwd", (first ? ["-c"] : []) + ["-b", passwords.path, user, password])
-                first = false
-            }
-            chmod(passwords.path, 0o600)
-            lines.append("password_file \(passwords.path)")
+            lines.append("password_file \(try writePasswords().path)")
         }
         if let aclLines = options.aclLines {
             let acl = directory.appendingPathComponent("acl")

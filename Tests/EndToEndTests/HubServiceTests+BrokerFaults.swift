@@ -1,0 +1,90 @@
+import BeaconMQTT
+import BeaconModel
+import BeaconStore
+import BrokerTestSupport
+import Foundation
+import Testing
+
+/// The broker dies under load: the simulated museum's nine real agents and `beacon-hub run` (with its database) go on
+/// while mosquitto (persistence on) is stopped with SIGTERM and killed with SIGKILL in turn, at random moments. A
+/// SIGKILL loses what mosquitto had acknowledged but not saved; the agents' outboxes resend it. In the end every batch
+/// the agents made is committed exactly once or still waits in an outbox, and every acknowledged one is committed.
+extension HubServiceTests {
+    /// Stops of each kind; `BEACONTRACKER_BROKER_KILLS` raises it (the fault tests run 10 of each).
+    static let brokerKills = ProcessInfo.processInfo.environment["BEACONTRACKER_BROKER_KILLS"].flatMap(Int.init) ?? 3
+
+    @Test func stoppingAndKillingTheBrokerLosesNoBatchAndCommitsNoneTwice() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("broker-faults-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broker = try MosquittoBroker()
+        try await broker.start()
+        let database = directory.appendingPathComponent("hub.db").path
+        let config = directory.appendingPathComponent("hub.yaml").path
+        try """
+        hub: hub-1
+        site: museum
+        venue: \(Self.root.path)/config/venues/museum.yaml
+        mqtt: { host: 127.0.0.1, port: \(broker.port), reconnectMinSeconds: 0.1, reconnectMaxSeconds: 0.5 }
+        inference: { boundaryLossDB: 8.5 }
+        live: { tickSeconds: 0.2, claimSettleSeconds: 0.2 }
+        store: { path: hub.db, rawSightings: true, commitSeconds: 0.3 }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let outboxes = directory.appendingPathComponent("outboxes").path
+        let hub = try Programs.Running("beacon-hub", ["run", "--config", config])
+        let stops = 2 * Self.brokerKills
+        let simulatedSeconds = 30 + stops * 6
+        let sim = try Programs.Running(
+            "beacon-sim",
+            [
+                "run", "\(Self.root.path)/config/venues/museum.yaml", "--mqtt", "127.0.0.1:\(broker.port)",
+                "--duration", "\(simulatedSeconds)", "--outbox-dir", outboxes,
+            ])
+        // Ingest is measured in the database (a watcher's own connection would die with the broker too).
+        func committedBatches() async -> Int {
+            guard let store = try? HubStore(readingFrom: database) else { return 0 }
+            defer { try? store.close() }
+            return (try? await store.database.fetchInteger("SELECT count(*) FROM batches")) ?? 0
+        }
+        var generator = SystemRandomNumberGenerator()
+        var recoveries: [Double] = []
+        var committedAtStart = 0
+        for _ in 0..<300 where committedAtStart == 0 {
+            try await Task.sleep(for: .milliseconds(100))
+            committedAtStart = await committedBatches()
+        }
+        #expect(committedAtStart > 0, "the hub never committed a batch: \(hub.text.suffix(1500))")
+        for stop in 1...stops {
+            try await Task.sleep(for: .milliseconds(Int.random(in: 1000...3000, using: &generator)))
+            let kind = stop % 2 == 1 ? "SIGTERM" : "SIGKILL"
+            if kind == "SIGTERM" { await broker.stop() } else { await broker.kill() }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 300...2000, using: &generator)))
+            let before = await committedBatches()
+            let started = ContinuousClock.now
+            try await broker.start()
+            // Back: the hub commits batches again (agents and hub reconnected, batches flowing).
+            var now = before
+            while now <= before && ContinuousClock.now - started < .seconds(60) {
+                try await Task.sleep(for: .milliseconds(100))
+                now = await committedBatches()
+            }
+            #expect(now > before, "nothing committed within 60 s after the broker's \(kind) \(stop)")
+            recoveries.append((ContinuousClock.now - started) / .seconds(1))
+        }
+
+        // The simulation ends; the agents resend what was not acknowledged (10 s), the hub commits it.
+        #expect(await sim.waitForExit(timeout: .seconds(Double(simulatedSeconds) * 3 + 60)) == 0, "sim: \(sim.text)")
+        try await Task.sleep(for: .seconds(2))
+        hub.signal(SIGTERM)
+        #expect(await hub.waitForExit(timeout: .seconds(15)) == 0, "hub did not stop cleanly: \(hub.text)")
+        await broker.stop()
+        try await Self.check(database, acknowledged: [:], after: "the broker faults")
+        let (committed, waiting, sightings) = try await Self.accountForEveryBatch(
+            outboxes: outboxes, database: database)
+        print(
+            "broker faults: \(Self.brokerKills) SIGTERMs and \(Self.brokerKills) SIGKILLs of mosquitto under load; "
+                + "\(committed) batches (\(sightings) sightings) committed exactly once, \(waiting) still in outboxes, "
+                + "0 lost; ingest back after each restart in "
+                + "\(recoveries.map { String(format: "%.1f", $0) }.joined(separator: ", ")) s")
+    }
+}
