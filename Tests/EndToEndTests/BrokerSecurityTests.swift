@@ -1,0 +1,202 @@
+import BeaconMQTT
+import BeaconModel
+import BeaconStore
+import BrokerTestSupport
+import Foundation
+import Testing
+
+/// The shipped production broker configuration (deploy/mosquitto/beacontracker.conf and .acl), run as shipped except
+/// for ports, paths and test certificates, with `beacon-hub run` as user hub-1: who gets in, who may publish and read
+/// what, and that bad payloads a gateway sends never reach the database.
+@Suite(.serialized) struct BrokerSecurityTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let users = [
+        "gw-entrance": "entrance-secret-1", "gw-egypt": "egypt-secret-2", "hub-1": "hub-secret-3",
+        "hub-2": "hub-secret-4", "alerts": "alerts-secret-5",
+    ]
+    let topics = Topics(site: "museum")
+
+    static func productionBroker() async throws -> MosquittoBroker {
+        var options = MosquittoBroker.Options()
+        options.users = users
+        options.productionConfig = root.appendingPathComponent("deploy/mosquitto/beacontracker.conf")
+        options.productionACL = root.appendingPathComponent("deploy/mosquitto/beacontracker.acl")
+        let broker = try MosquittoBroker(options: options)
+        try await broker.start()
+        return broker
+    }
+
+    /// A client of `broker` as `user` (nil: anonymous), over TLS trusting `ca` when given, else the loopback listener.
+    static func client(_ broker: MosquittoBroker, _ user: String?, password: String? = nil, tls ca: URL? = nil) throws
+        -> MQTTClient
+    {
+        var configuration = MQTTConfiguration(
+            host: "127.0.0.1", port: ca == nil ? broker.port : broker.tlsPort!,
+            clientID: "\(user ?? "anon")-\(UUID().uuidString.prefix(6))",
+            reconnectMinimumDelay: .milliseconds(100), reconnectMaximumDelay: .milliseconds(500))
+        configuration.username = user
+        configuration.password = password ?? user.flatMap { users[$0] }
+        if let ca { configuration.tls = MQTTConfiguration.TLS(caFile: ca.path) }
+        return try MQTTClient(configuration: configuration)
+    }
+
+    static func refused(_ client: MQTTClient) async -> MQTTError.Code? {
+        defer { Task { await client.shutdown() } }
+        do {
+            try await client.connect(timeout: .seconds(10))
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test func strangersAreRefusedOnBothListeners() async throws {
+        let broker = try await Self.productionBroker()
+        let ca = try #require(broker.certificates).caFile
+        #expect(await Self.refused(try Self.client(broker, nil)) == .notAuthorized, "anonymous, loopback")
+        #expect(await Self.refused(try Self.client(broker, nil, tls: ca)) == .notAuthorized, "anonymous, TLS")
+        #expect(
+            await Self.refused(try Self.client(broker, "gw-entrance", password: "guess", tls: ca)) == .notAuthorized)
+        #expect(await Self.refused(try Self.client(broker, "gw-nobody", password: "x", tls: ca)) == .notAuthorized)
+        let otherCA = try #require(broker.certificates).otherCAFile
+        #expect(await Self.refused(try Self.client(broker, "gw-entrance", tls: otherCA)) == .tlsFailure)
+        #expect(await Self.refused(try Self.client(broker, "gw-entrance", tls: ca)) == nil, "the gateway itself")
+        await broker.stop()
+    }
+
+    @Test func aGatewayPublishesAndReadsOnlyItsOwnTopicsAndBadPayloadsNeverReachTheDatabase() async throws {
+        let broker = try await Self.productionBroker()
+        let ca = try #require(broker.certificates).caFile
+        let directory = broker.directory.appendingPathComponent("hub")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let passwordFile = directory.appendingPathComponent("hub.password").path
+        try Self.users["hub-1"]!.write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        chmod(passwordFile, 0o600)
+        let config = directory.appendingPathComponent("hub.yaml").path
+        try """
+        hub: hub-1
+        site: museum
+        venue: \(Self.root.path)/config/venues/museum.yaml
+        mqtt: { host: 127.0.0.1, port: \(broker.port), username: hub-1, passwordFile: hub.password,
+                reconnectMinSeconds: 0.1, reconnectMaxSeconds: 0.5 }
+        live: { tickSeconds: 0.2, statusSeconds: 1, claimSettleSeconds: 0.2 }
+        store: { path: hub.db, commitSeconds: 0.2 }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+
+        // Watchers: a second hub's user sees what hubs see; the gateway subscribes to everything.
+        let observer = try Self.client(broker, "hub-2", tls: ca)
+        try await observer.connect()
+        let sightings = MessageCollector(try await observer.subscribe(to: topics.allSightings))
+        let statuses = MessageCollector(try await observer.subscribe(to: topics.hubStatus))
+        let hub = try Programs.Running("beacon-hub", ["run", "--config", config])
+        let online = await statuses.first(within: .seconds(30)) {
+            (try? ContractCoding.decode(HubStatus.self, from: $0.payload))?.state == .online
+        }
+        #expect(online != nil, "the hub (user hub-1) never came online: \(hub.text.suffix(2000))")
+
+        let gateway = try Self.client(broker, "gw-entrance", tls: ca)
+        try await gateway.connect()
+        let seen = MessageCollector(try await gateway.subscribe(to: "#"))
+        let entrance = GatewayID(unchecked: "gw-entrance")
+        let egypt = GatewayID(unchecked: "gw-egypt")
+        let now = Date().timeIntervalSince1970
+        func batch(_ gateway: GatewayID, _ seq: UInt64) throws -> [UInt8] {
+            try ContractCoding.encode(
+                SightingBatch(
+                    gateway: gateway, boot: "boot-1", seq: seq, sent: now, clockSynced: true,
+                    sightings: [
+                        Sighting(t: now, beacon: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1", rssi: -60)
+                    ]))
+        }
+        // On its own topic: garbage, an oversized payload, a batch claiming another gateway; then a good batch.
+        try await gateway.publish(Array("not json".utf8), to: topics.sightings(entrance))
+        try await gateway.publish([UInt8](repeating: 0x20, count: 300 * 1024), to: topics.sightings(entrance))
+        try await gateway.publish(try batch(egypt, 1), to: topics.sightings(entrance))
+        // As another gateway, on its topic: the broker drops it.
+        try await gateway.publish(try batch(egypt, 1), to: topics.sightings(egypt))
+        // Another hub's business: the broker drops it too.
+        try await gateway.publish(Array("{}".utf8), to: topics.hubActive)
+        try await gateway.publish(try batch(entrance, 1), to: topics.sightings(entrance))
+
+        // The good batch is acknowledged; the gateway reads that acknowledgement and nothing else.
+        let ack = await seen.first(within: .seconds(20)) { $0.topic == topics.acknowledgement(entrance) }
+        #expect(ack != nil, "no acknowledgement: \(hub.text.suffix(2000))")
+        try await Task.sleep(for: .seconds(2))
+        #expect(Set(seen.messages.map(\.topic)) == [topics.acknowledgement(entrance)])
+        #expect(!sightings.messages.contains { $0.topic == topics.sightings(egypt) }, "published as gw-egypt")
+
+        // The hub counted each refusal, and its database holds only the good batch.
+        let counted = await statuses.first(within: .seconds(10)) { message in
+            let rejected = (try? ContractCoding.decode(HubStatus.self, from: message.payload))?.ingest?.rejected ?? [:]
+            return rejected["malformed"] != nil && rejected["too-large"] != nil && rejected["gateway-mismatch"] != nil
+        }
+        #expect(
+            counted != nil,
+            "rejections not counted: \(statuses.messages.last.map { String(decoding: $0.payload, as: UTF8.self) } ?? "")"
+        )
+        hub.signal(SIGTERM)
+        #expect(await hub.waitForExit(timeout: .seconds(15)) == 0)
+        let store = try HubStore(readingFrom: directory.appendingPathComponent("hub.db").path)
+        let ledger = try await store.database.fetchInteger("SELECT count(*) FROM batches")
+        let fromEntrance = try await store.database.fetchInteger(
+            "SELECT count(*) FROM batches WHERE gateway = 'gw-entrance' AND seq = 1")
+        try store.close()
+        #expect(ledger == 1 && fromEntrance == 1)
+
+        // A packet beyond the broker's max_packet_size (1 MiB) ends the sender's connection, not the broker.
+        let flood = try Self.client(broker, "gw-egypt", tls: ca)
+        let events = flood.connectionEvents()
+        try await flood.connect()
+        let dropped = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await event in events { if case .disconnected = event { return true } }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(15))
+                return false
+            }
+            group.addTask {
+                try? await flood.publish(
+                    [UInt8](repeating: 0x20, count: 2 * 1024 * 1024), to: topics.sightings(egypt),
+                    timeout: .seconds(10))
+                try? await Task.sleep(for: .seconds(15))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        #expect(dropped, "the broker kept a client that sent 2 MiB")
+        await flood.shutdown()
+        #expect(!sightings.messages.contains { $0.payload.count > 1024 * 1024 })
+        await gateway.shutdown()
+        await observer.shutdown()
+        await broker.stop()
+    }
+
+    @Test func alertSubscribersReadEventsOnlyAndPublishNothing() async throws {
+        let broker = try await Self.productionBroker()
+        let ca = try #require(broker.certificates).caFile
+        let alerts = try Self.client(broker, "alerts", tls: ca)
+        try await alerts.connect()
+        let received = MessageCollector(try await alerts.subscribe(to: "#"))
+        let hub = try Self.client(broker, "hub-2", tls: ca)
+        try await hub.connect()
+        let hubSees = MessageCollector(try await hub.subscribe(to: topics.allEvents))
+        let gateway = try Self.client(broker, "gw-entrance", tls: ca)
+        try await gateway.connect()
+
+        try await alerts.publish(Array("forged".utf8), to: topics.events(.exit))
+        try await gateway.publish(Array("a batch".utf8), to: topics.sightings(GatewayID(unchecked: "gw-entrance")))
+        try await hub.publish(Array("real".utf8), to: topics.events(.enter))
+        let event = await received.first(within: .seconds(10)) { $0.topic == topics.events(.enter) }
+        #expect(event?.text == "real")
+        try await Task.sleep(for: .seconds(1))
+        #expect(received.messages.map(\.topic) == [topics.events(.enter)], "alerts read only events")
+        #expect(hubSees.messages.map(\.text) == ["real"], "the alerts user's publish was dropped")
+        for client in [alerts, hub, gateway] { await client.shutdown() }
+        await broker.stop()
+    }
+}
