@@ -198,6 +198,9 @@ let package = Package(
             name: "ZoneInferenceTests", dependencies: ["ZoneInference", "BeaconModel", "BeaconConfig", "Simulator"],
             swiftSettings: swiftSettings),
         .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
+        // The fuzzer's corpus and crashes replayed (scripts/fuzz.sh; Tests/Fuzz is not a target).
+        .testTarget(
+            name: "FuzzRegressionTests", dependencies: ["BeaconModel", "BeaconDecoding"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BeaconHubTests",
             dependencies: [

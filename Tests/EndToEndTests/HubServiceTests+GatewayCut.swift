@@ -1,0 +1,146 @@
+import BeaconDecoding
+import BeaconMQTT
+import BeaconModel
+import BeaconStore
+import BrokerTestSupport
+import Foundation
+import Testing
+
+/// One gateway cut off from the broker for a long stretch (its path through a relay the test cuts), while the
+/// simulated museum's nine gateways go on: live data keeps flowing and being committed, the cut gateway's outbox holds
+/// its batches within its bound, and after the cut it drains — every one of its sequences committed once, no gap.
+extension HubServiceTests {
+    /// Seconds the gateway stays cut off; `BEACONTRACKER_CUT_SECONDS` lengthens it (the fault tests use 120).
+    static let cutSeconds = ProcessInfo.processInfo.environment["BEACONTRACKER_CUT_SECONDS"].flatMap(Int.init) ?? 20
+
+    @Test func aGatewayCutOffKeepsItsBatchesAndDrainsThemWhileTheOthersFlow() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broker = try MosquittoBroker()
+        try await broker.start()
+        let relay = try TCPRelay(to: broker.port)
+
+        // The hub's venue: the museum with one more gateway, the annex's, which the simulator does not play.
+        let museum = try String(
+            contentsOf: Self.root.appendingPathComponent("config/venues/museum.yaml"), encoding: .utf8)
+        try museum.replacingOccurrences(
+            of: "gateways:\n", with: "gateways:\n  - { id: gw-annex, zone: cafe, position: [4, 12], height: 3 }\n"
+        ).write(to: directory.appendingPathComponent("venue.yaml"), atomically: true, encoding: .utf8)
+        let config = directory.appendingPathComponent("hub.yaml").path
+        try """
+        hub: hub-1
+        site: museum
+        venue: venue.yaml
+        mqtt: { host: 127.0.0.1, port: \(broker.port), reconnectMinSeconds: 0.1, reconnectMaxSeconds: 0.5 }
+        live: { tickSeconds: 0.2, claimSettleSeconds: 0.2 }
+        store: { path: hub.db, commitSeconds: 0.3 }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let database = directory.appendingPathComponent("hub.db").path
+
+        // The annex gateway: a real agent replaying a capture in real time, reaching the broker through the relay.
+        let seconds = Self.cutSeconds + 30
+        var writer = BTSnoopWriter()
+        let start = Date().timeIntervalSince1970
+        for tick in 0..<(seconds * 10) {
+            for minor in 1...4 {
+                let data = try #require(
+                    AdvertisementEncoder.advertisingData(
+                        beacon: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:\(minor)", txPower: -59))
+                writer.appendEvent(
+                    BTSnoopWriter.advertisingReportEvent(
+                        address: [0xC4, 1, 2, 3, 4, UInt8(minor)], rssi: -65, data: data),
+                    at: start + Double(tick) / 10 + Double(minor) / 100)
+            }
+        }
+        let capture = directory.appendingPathComponent("annex.btsnoop").path
+        try Data(writer.bytes).write(to: URL(fileURLWithPath: capture))
+        let outbox = directory.appendingPathComponent("annex-outbox.db").path
+        let agentConfig = directory.appendingPathComponent("agent.yaml").path
+        try """
+        gateway: gw-annex
+        site: museum
+        mqtt: { host: 127.0.0.1, port: \(relay.port), reconnectMinSeconds: 0.1, reconnectMaxSeconds: 1 }
+        heartbeatSeconds: 1
+        batch: { maxSightings: 50, maxDelaySeconds: 0.5 }
+        outbox: { path: \(outbox), maxBytes: 8388608, resendAfterSeconds: 3, resendPerSecond: 200 }
+        """.write(toFile: agentConfig, atomically: true, encoding: .utf8)
+
+        let hub = try Programs.Running("beacon-hub", ["run", "--config", config])
+        let (_, statuses) = try await watch(broker, "beacontracker/museum/gateways/gw-annex/status")
+        let sim = try Programs.Running(
+            "beacon-sim",
+            [
+                "run", "\(Self.root.path)/config/venues/museum.yaml", "--mqtt", "127.0.0.1:\(broker.port)",
+                "--duration", "\(seconds + 10)", "--outbox-dir", directory.appendingPathComponent("outboxes").path,
+            ])
+        let annex = try Programs.Running(
+            "beacon-agent", ["replay", capture, "--config", agentConfig, "--speed", "1", "--drain-timeout", "60"])
+
+        func committed(_ gateway: String) async -> Int {
+            guard let store = try? HubStore(readingFrom: database) else { return 0 }
+            defer { try? store.close() }
+            return
+                (try? await store.database.fetchInteger(
+                    "SELECT count(*) FROM batches WHERE gateway \(gateway)")) ?? 0
+        }
+        try await Task.sleep(for: .seconds(5))
+        let annexBefore = await committed("= 'gw-annex'")
+        #expect(annexBefore > 0, "the annex's first batches were not committed: \(annex.text.suffix(1500))")
+
+        // The cut: the annex's connection drops and it cannot reconnect; the museum's gateways go on.
+        relay.cut()
+        let othersAtCut = await committed("<> 'gw-annex'")
+        let annexAtCut = await committed("= 'gw-annex'")
+        try await Task.sleep(for: .seconds(Self.cutSeconds))
+        let othersDuring = await committed("<> 'gw-annex'") - othersAtCut
+        let annexDuring = await committed("= 'gw-annex'") - annexAtCut
+        #expect(othersDuring > 0, "live data stopped with one gateway cut")
+        #expect(annexDuring <= 2, "batches of the cut gateway arrived during the cut: \(annexDuring)")
+
+        // Back: the outbox drains (its heartbeat says 0 pending) and every sequence is committed once.
+        let restored = ContinuousClock.now
+        try relay.restore()
+        let drained = await statuses.first(within: .seconds(90)) { message in
+            guard let status = try? ContractCoding.decode(GatewayStatus.self, from: message.payload),
+                let depth = status.outbox
+            else { return false }
+            return status.state == .online && depth.pendingBatches == 0
+                && ContinuousClock.now - restored > .seconds(1)
+        }
+        #expect(drained != nil, "the annex's outbox never drained: \(annex.text.suffix(1500))")
+        let drainSeconds = (ContinuousClock.now - restored) / .seconds(1)
+        #expect(await annex.waitForExit(timeout: .seconds(120)) == 0, "agent: \(annex.text.suffix(1500))")
+        _ = await sim.waitForExit(timeout: .seconds(Double(seconds) * 3 + 60))
+        try await Task.sleep(for: .seconds(1))
+        hub.signal(SIGTERM)
+        #expect(await hub.waitForExit(timeout: .seconds(15)) == 0)
+
+        let store = try HubStore(readingFrom: database)
+        let boots = try await store.database.fetchInteger(
+            "SELECT count(DISTINCT boot) FROM batches WHERE gateway = 'gw-annex'")
+        #expect(boots == 1)
+        // The agent's boot, from its heartbeats.
+        let boot = try #require(
+            statuses.messages.compactMap { try? ContractCoding.decode(GatewayStatus.self, from: $0.payload) }.last?.boot
+        )
+        let annexOutbox = try Outbox(path: outbox)
+        let last = try #require(try await annexOutbox.lastSequence(boot: boot))
+        let left = try await annexOutbox.depth()
+        let dropped = try await annexOutbox.droppedTotal()
+        try annexOutbox.close()
+        let rows =
+            try await store.database.fetchInteger(
+                "SELECT count(*) FROM batches WHERE gateway = 'gw-annex' AND boot = '\(boot)'") ?? 0
+        let highest =
+            try await store.database.fetchInteger(
+                "SELECT max(seq) FROM batches WHERE gateway = 'gw-annex' AND boot = '\(boot)'") ?? 0
+        try store.close()
+        #expect(left.batches == 0 && dropped == 0)
+        #expect(rows == Int(last) && highest == Int(last), "gw-annex: \(rows) committed of sequences 1…\(last)")
+        print(
+            "gateway cut: gw-annex cut off for \(Self.cutSeconds) s; meanwhile \(othersDuring) batches of the other "
+                + "gateways committed; its \(last) batches all committed once (\(last - UInt64(annexAtCut)) of them "
+                + "after the cut began), outbox drained in \(String(format: "%.1f", drainSeconds)) s, none dropped")
+    }
+}
