@@ -13,8 +13,8 @@ export BEACONTRACKER_BROKER_KILLS=${BEACONTRACKER_BROKER_KILLS:-10}
 export BEACONTRACKER_CUT_SECONDS=${BEACONTRACKER_CUT_SECONDS:-120}
 log=.build/fault-test.log
 swift test --skip-build \
-  --filter 'killingTheHubMidIngest|stoppingAndKillingTheBroker|aGatewayCutOff|BrokerSecurityTests|brokerOutageAndAgentKill' \
-  2>&1 | tee "$log" | grep -E '^(crash safety|broker faults|gateway cut|✔|✘)' || true
+  --filter 'killingTheHubMidIngest|stoppingAndKillingTheBroker|aGatewayCutOff|aFullDiskAtTheHub|BrokerSecurityTests|brokerOutageAndAgentKill' \
+  2>&1 | tee "$log" | grep -E '^(crash safety|broker faults|gateway cut|disk full|✔|✘)' || true
 echo
 echo "fault tests: figures above; the whole log is $log"
 grep -q '✘' "$log" && { echo "fault tests: FAILED" >&2; exit 1; }

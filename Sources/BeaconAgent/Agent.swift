@@ -198,13 +198,16 @@ public final class Agent: Service, Sendable {
     func publishStatus(_ state: GatewayStatus.State, reason: String? = nil) async {
         let now = Date().timeIntervalSince1970
         let depth = try? await outbox.depth()
+        let resendFrom = try? await outbox.resendFrom(current: boot)
         let dropped = (try? await outbox.droppedTotal()) ?? 0
         let (reports, seconds, counters) = await intake.takeStatistics(now: now)
         var status = GatewayStatus(
             gateway: configuration.gateway, state: state, boot: boot, t: now,
             agentVersion: BeaconTrackerVersion.current, clockSynced: SystemClock.isSynchronized(),
             outbox: depth.map {
-                GatewayStatus.Outbox(pendingBatches: $0.batches, pendingBytes: $0.bytes, oldest: $0.oldest)
+                var held = GatewayStatus.Outbox(pendingBatches: $0.batches, pendingBytes: $0.bytes, oldest: $0.oldest)
+                held.resendFrom = resendFrom
+                return held
             },
             heartbeatSeconds: configuration.heartbeatSeconds, reason: reason)
         status.uptimeSeconds = (now - started).rounded()

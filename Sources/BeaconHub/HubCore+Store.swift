@@ -25,23 +25,37 @@ extension HubCore {
         }
         if storeFailing {
             storeFailing = false
-            alert(
-                "store-recovered", gateway: nil, at: now,
-                reason: "the database takes writes again: acknowledging the \(batches) batches kept meanwhile")
+            storeFailingSince = nil
+            if storeAlertOpen {
+                storeAlertOpen = false
+                alert(
+                    "store-recovered", gateway: nil, at: now,
+                    reason: "the database takes writes again: acknowledging the \(batches) batches kept meanwhile",
+                    repeating: true)
+            }
         }
     }
 
     /// A commit failed (nothing of it was written; the caller retries it): raise `disk-full` or `store-error` and
-    /// acknowledge nothing until a commit succeeds.
+    /// acknowledge nothing until a commit succeeds (then `store-recovered`). Every failure that lasts is announced,
+    /// the second of a pair within a minute after it has lasted 10 s: a nearly full disk that fails and recovers at
+    /// every commit raises one pair of alerts a minute, not one per commit.
     public mutating func commitFailed(_ error: StoreError, at now: Double) {
         guard counters.store != nil else { return }
         counters.store!.failures += 1
         storeFailing = true
+        let since = storeFailingSince ?? now
+        storeFailingSince = since
+        guard !storeAlertOpen else { return }
+        if let last = storeAlertedAt, now - last < 60, now - since < 10 { return }
+        storeAlertOpen = true
+        storeAlertedAt = now
         let code = error.code == .diskFull ? "disk-full" : "store-error"
         alert(
             code, gateway: nil, at: now,
             reason: "cannot write the history database: \(error.message). Ingest goes on; batches are not "
-                + "acknowledged (the gateways keep them) until it can write again")
+                + "acknowledged (the gateways keep them) until it can write again",
+            repeating: true)
     }
 
     /// Queues the acknowledgements that moved, now (after a commit) rather than at the next tick.

@@ -37,7 +37,9 @@ public struct HubCore: Sendable {
         var committed = AcknowledgementTracker()
         var lastStatus: [String?] = []
         var ackDirty = false
-        var gapSince: [String: Double] = [:]
+        /// Per boot with a sequence gap: seconds waited for it while the gateway was online.
+        var gapWaited: [String: Double] = [:]
+        var gapCheckedAt: Double?
         /// Per boot with an unsynchronised clock: the offset (hub − gateway) its scan times are re-based by.
         var offsets: [String: Double] = [:]
     }
@@ -81,6 +83,11 @@ public struct HubCore: Sendable {
     var journal = HubJournal()
     var keys: [String: String] = [:]
     var storeFailing = false
+    /// The database's failures as operators hear of them: since when it fails, whether a failure alert is out without
+    /// its `store-recovered`, and when the last failure alert went out.
+    var storeFailingSince: Double?
+    var storeAlertOpen = false
+    var storeAlertedAt: Double?
 
     /// `now` is the hub's clock when it starts: gateways of the venue are given their heartbeat timeout from then.
     /// With `persistence`, the core journals what to store (`takeJournal()`) and acknowledges only what was
@@ -266,6 +273,7 @@ public struct HubCore: Sendable {
                     reason: status.reason, source: "gateway"))
         }
         gateways[status.gateway] = health
+        if let resendFrom = status.outbox?.resendFrom { noteResendFrom(resendFrom, of: status.gateway, at: now) }
         setHeartbeat(status.gateway, status.heartbeatSeconds.flatMap { $0 > 0 ? $0 : nil } ?? health.heartbeatSeconds)
         switch status.state {
         case .online:
@@ -318,9 +326,10 @@ public struct HubCore: Sendable {
     }
 
     /// An alert, at most once per `code` and gateway in five minutes.
-    mutating func alert(_ code: String, gateway: GatewayID?, at now: Double, reason: String) {
+    /// Raises an alert, at most once per code and gateway in 300 s unless `repeating` (the caller damps it).
+    mutating func alert(_ code: String, gateway: GatewayID?, at now: Double, reason: String, repeating: Bool = false) {
         let key = "\(code)/\(gateway?.rawValue ?? "")"
-        if let last = alertedAt[key], now - last < 300 { return }
+        if !repeating, let last = alertedAt[key], now - last < 300 { return }
         alertedAt[key] = now
         events.append(
             ZoneEvent(
@@ -373,34 +382,63 @@ public struct HubCore: Sendable {
         }
     }
 
+    /// Gives up on sequence gaps no resend filled within `live.gapTimeoutSeconds` of the gateway being online: a
+    /// gateway cut off from the broker cannot resend, and its outbox may still hold what is missing.
     mutating func watchGaps(at now: Double) {
         for (gateway, health) in gateways {
+            let elapsed = max(0, now - (health.gapCheckedAt ?? now))
+            gateways[gateway]!.gapCheckedAt = now
             let gaps = health.tracker.gaps
-            guard !gaps.isEmpty || !health.gapSince.isEmpty else { continue }
-            var since = health.gapSince.filter { entry in gaps.contains { $0.boot == entry.key } }
+            guard !gaps.isEmpty || !health.gapWaited.isEmpty else { continue }
+            let waiting = health.online || !health.monitored
+            var waited = health.gapWaited.filter { entry in gaps.contains { $0.boot == entry.key } }
             for gap in gaps {
-                let started = since[gap.boot] ?? now
-                since[gap.boot] = started
-                guard now - started >= settings.gapTimeoutSeconds,
+                waited[gap.boot, default: 0] += waiting ? elapsed : 0
+                guard waited[gap.boot]! >= settings.gapTimeoutSeconds,
                     let skipped = gateways[gateway]!.tracker.skipGap(boot: gap.boot)
                 else { continue }
-                since[gap.boot] = nil
-                counters.skippedSequences += skipped.count
-                if persistence != nil {
-                    journal.lost.append(
-                        HubJournal.LostBatches(
-                            gateway: gateway.rawValue, boot: gap.boot, first: Int64(skipped.lowerBound),
-                            last: Int64(skipped.upperBound), t: now))
-                }
-                gateways[gateway]!.ackDirty = true
-                alert(
-                    "batches-lost", gateway: gateway, at: now,
+                waited[gap.boot] = nil
+                recordLost(
+                    gateway, boot: gap.boot, [skipped], at: now,
                     reason: "\(gateway) never sent batches \(skipped.lowerBound)…\(skipped.upperBound) of boot "
-                        + "\(gap.boot) within \(Int(settings.gapTimeoutSeconds)) s (its outbox dropped them?); "
+                        + "\(gap.boot) within \(Int(settings.gapTimeoutSeconds)) s online (its outbox dropped them?); "
                         + "acknowledging past them")
             }
-            gateways[gateway]!.gapSince = since
+            gateways[gateway]!.gapWaited = waited
         }
+    }
+
+    /// The agent's outbox holds nothing of these boots below these sequences: what has not arrived below them is lost.
+    mutating func noteResendFrom(_ resendFrom: [String: UInt64], of gateway: GatewayID, at now: Double) {
+        for (boot, first) in resendFrom.sorted(by: { $0.key < $1.key }) {
+            guard gateways[gateway] != nil else { return }
+            let skipped = gateways[gateway]!.tracker.skipMissing(boot: boot, below: first)
+            guard let low = skipped.first?.lowerBound, let high = skipped.last?.upperBound else { continue }
+            gateways[gateway]!.gapWaited[boot] = nil
+            let count = skipped.reduce(0) { $0 + $1.count }
+            recordLost(
+                gateway, boot: boot, skipped, at: now,
+                reason: "\(gateway)'s outbox no longer holds \(count) batches between \(low) and \(high) of boot "
+                    + "\(boot) that never arrived (dropped when it was full or too old: see its outbox.maxBytes and "
+                    + "maxAgeHours); acknowledging past them")
+        }
+    }
+
+    /// Records sequences given up (counted, journalled as lost, alerted) and lets the acknowledgement move past them.
+    mutating func recordLost(
+        _ gateway: GatewayID, boot: String, _ ranges: [ClosedRange<UInt64>], at now: Double, reason: String
+    ) {
+        for range in ranges {
+            counters.skippedSequences += range.count
+            if persistence != nil {
+                journal.lost.append(
+                    HubJournal.LostBatches(
+                        gateway: gateway.rawValue, boot: boot, first: Int64(range.lowerBound),
+                        last: Int64(range.upperBound), t: now))
+            }
+        }
+        gateways[gateway]!.ackDirty = true
+        alert("batches-lost", gateway: gateway, at: now, reason: reason)
     }
 
     /// Publishes the retained states of tags that changed (at once) or were heard (at most every

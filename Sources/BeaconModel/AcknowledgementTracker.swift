@@ -59,6 +59,28 @@ public struct AcknowledgementTracker: Sendable, Hashable {
         return skipped
     }
 
+    /// Gives up on every sequence of `boot` below `first` that has not arrived: the agent said its outbox holds
+    /// nothing of the boot below `first` (it dropped them when full or too old). Returns the ranges skipped.
+    public mutating func skipMissing(boot: String, below first: UInt64) -> [ClosedRange<UInt64>] {
+        guard var entry = boots[boot], first > entry.contiguous + 1 else { return [] }
+        var skipped: [ClosedRange<UInt64>] = []
+        var start: UInt64?
+        for seq in (entry.contiguous + 1)..<first {
+            if entry.ahead.contains(seq) {
+                if let open = start { skipped.append(open...(seq - 1)) }
+                start = nil
+            } else if start == nil {
+                start = seq
+            }
+        }
+        if let open = start { skipped.append(open...(first - 1)) }
+        entry.contiguous = first - 1
+        entry.ahead = entry.ahead.filter { $0 >= first }
+        while entry.ahead.remove(entry.contiguous + 1) != nil { entry.contiguous += 1 }
+        boots[boot] = entry
+        return skipped
+    }
+
     /// The acknowledgement entries for the most recent boots (at most `Acknowledgement.maximumBoots`).
     public var entries: [Acknowledgement.Entry] {
         boots.sorted { $0.value.order > $1.value.order }.prefix(Acknowledgement.maximumBoots)

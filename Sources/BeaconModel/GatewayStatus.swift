@@ -11,6 +11,11 @@ public struct GatewayStatus: Sendable, Hashable, Codable {
         public var pendingBytes: Int
         /// When the oldest pending batch was stored, unix seconds.
         public var oldest: Double?
+        /// Per boot (the current one, and earlier ones with batches still pending): the lowest sequence the outbox
+        /// still holds, or the next sequence when it holds none. What the hub has not received below it will never
+        /// come (acknowledged batches are deleted, the rest were dropped when the outbox was full or too old): the
+        /// hub records those as lost at once instead of waiting `live.gapTimeoutSeconds`.
+        public var resendFrom: [String: UInt64]?
 
         public init(pendingBatches: Int, pendingBytes: Int, oldest: Double? = nil) {
             self.pendingBatches = pendingBatches

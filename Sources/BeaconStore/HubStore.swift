@@ -55,6 +55,12 @@ public final class HubStore: Sendable {
         /// Ledger rows already present (a batch committed twice: never expected; counted).
         public var duplicateBatches = 0
         public var rows = 0
+
+        public init(acks: [Ack] = [], duplicateBatches: Int = 0, rows: Int = 0) {
+            self.acks = acks
+            self.duplicateBatches = duplicateBatches
+            self.rows = rows
+        }
     }
 
     public let path: String

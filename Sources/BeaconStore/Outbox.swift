@@ -56,6 +56,11 @@ public final class Outbox: Sendable {
         database = try StoreDatabase(path: path, durability: .full, schema: Self.schema)
     }
 
+    /// Opens an outbox read-only, beside the agent that writes it (to look at its depth).
+    public init(readingFrom path: String) throws(StoreError) {
+        database = try StoreDatabase(readingFrom: path, schema: Self.schema)
+    }
+
     public func close() throws(StoreError) { try database.close() }
 
     /// Starts a boot: batches stored from now on are numbered 1, 2, 3, … under `boot`.
@@ -145,6 +150,24 @@ public final class Outbox: Sendable {
             let row = try Row.fetchOne(
                 db, sql: "SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b, MIN(created) AS o FROM batches")
             return Depth(batches: row?["n"] ?? 0, bytes: row?["b"] ?? 0, oldest: row?["o"])
+        }
+    }
+
+    /// Per boot — `current` and every boot with batches pending — the lowest sequence still held, or the next one
+    /// when none is: what the hub has not received below it will never be sent (`GatewayStatus.Outbox.resendFrom`).
+    public func resendFrom(current: String) async throws -> [String: UInt64] {
+        try await database.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT b.boot AS boot, COALESCE(MIN(p.seq), b.last_seq + 1) AS first
+                    FROM boots b LEFT JOIN batches p ON p.boot = b.boot
+                    WHERE b.boot = ? OR p.boot IS NOT NULL
+                    GROUP BY b.boot
+                    """, arguments: [current])
+            var result: [String: UInt64] = [:]
+            for row in rows { result[row["boot"]] = row["first"] }
+            return result
         }
     }
 

@@ -136,6 +136,11 @@ public final class StoreDatabase: Sendable {
         try await read { db in try Int.fetchOne(db, sql: sql) }
     }
 
+    /// The first column of the first row of `sql` as text.
+    public func fetchString(_ sql: String) async throws -> String? {
+        try await read { db in try String.fetchOne(db, sql: sql) }
+    }
+
     /// `PRAGMA integrity_check`: "ok" for a sound file, otherwise SQLite's list of problems.
     public func integrityCheck() async throws -> String {
         try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }

@@ -76,17 +76,66 @@ import ZoneInference
         core.apply(Self.batch(seq: 5, at: Self.t0 + 1), at: Self.t0 + 1)
         core.tick(at: Self.t0 + 2, connected: true)
         #expect(Self.acks(core.takeOutgoing()).first?.acks.first?.seq == 1)
+        // The gateway stays online (new batches), the gap stays open.
+        core.apply(Self.batch(seq: 6, at: Self.t0 + 15), at: Self.t0 + 15)
         core.tick(at: Self.t0 + 20, connected: true)
-        #expect(Self.acks(core.takeOutgoing()).isEmpty)
+        #expect(Self.acks(core.takeOutgoing()).allSatisfy { $0.acks.first?.seq == 1 })
+        core.apply(Self.batch(seq: 7, at: Self.t0 + 28), at: Self.t0 + 28)
         core.tick(at: Self.t0 + 33, connected: true)
         let out = core.takeOutgoing()
-        #expect(Self.acks(out).first?.acks.first?.seq == 5)
+        #expect(Self.acks(out).first?.acks.first?.seq == 7)
         #expect(core.counters.skippedSequences == 3)
         #expect(
             out.contains {
                 $0.topic.hasSuffix("/events/alert")
                     && String(decoding: $0.payload, as: UTF8.self).contains("batches-lost")
             })
+    }
+
+    /// A gateway cut off from the broker cannot resend: the gap's timeout counts only while it is online (the gap
+    /// test of the gateway-cut fault test lost a batch the agent still held before this).
+    @Test func aGapWaitsWhileItsGatewayIsOffline() throws {
+        var core = try Self.core()
+        core.apply(Self.batch(seq: 1, at: Self.t0), at: Self.t0)
+        core.apply(Self.batch(seq: 3, at: Self.t0 + 1), at: Self.t0 + 1)
+        core.tick(at: Self.t0 + 2, connected: true)
+        // Offline at t0 + 31 (silent for three heartbeats), away for ten minutes.
+        for second in stride(from: 5.0, through: 600, by: 5) { core.tick(at: Self.t0 + second, connected: true) }
+        #expect(core.counters.skippedSequences == 0)
+        _ = core.takeOutgoing()
+        // Back: the resend fills the gap.
+        core.apply(Self.batch(seq: 2, at: Self.t0 + 601), at: Self.t0 + 601)
+        core.tick(at: Self.t0 + 602, connected: true)
+        #expect(Self.acks(core.takeOutgoing()).last?.acks.first?.seq == 3)
+        #expect(core.counters.skippedSequences == 0)
+    }
+
+    /// The agent's heartbeat says its outbox holds nothing below `resendFrom`: what never arrived below it is lost,
+    /// recorded at once rather than after the gap timeout.
+    @Test func whatTheOutboxNoLongerHoldsIsRecordedLostAtOnce() throws {
+        var core = try Self.core()
+        for seq: UInt64 in [1, 2, 5, 9] { core.apply(Self.batch(seq: seq, at: Self.t0), at: Self.t0) }
+        core.tick(at: Self.t0 + 1, connected: true)
+        #expect(Self.acks(core.takeOutgoing()).first?.acks.first?.seq == 2)
+        var status = GatewayStatus(
+            gateway: "gw-a", state: .online, boot: "boot-1", t: Self.t0 + 2, heartbeatSeconds: 10)
+        status.outbox = GatewayStatus.Outbox(pendingBatches: 3, pendingBytes: 900)
+        status.outbox?.resendFrom = ["boot-1": 7, "boot-0": 4]
+        core.apply(.gatewayStatus(status), at: Self.t0 + 2)
+        core.tick(at: Self.t0 + 3, connected: true)
+        let out = core.takeOutgoing()
+        // 3–4 and 6 are gone, 5 arrived; 7 and 8 are still in the outbox: the acknowledgement stops at 6.
+        #expect(Self.acks(out).first?.acks.first?.seq == 6)
+        #expect(core.counters.skippedSequences == 3)
+        let alert = out.filter { $0.topic.hasSuffix("/events/alert") }.compactMap {
+            try? ContractCoding.decode(ZoneEvent.self, from: $0.payload)
+        }.first { $0.code == "batches-lost" }
+        #expect(
+            alert?.reason.contains("no longer holds 3 batches between 3 and 6") == true, "\(String(describing: alert))"
+        )
+        // A boot the hub never heard of is left alone; a later status changes nothing more.
+        core.apply(.gatewayStatus(status), at: Self.t0 + 4)
+        #expect(core.counters.skippedSequences == 3)
     }
 
     @Test func retainedStateWaitsForTheConnection() throws {

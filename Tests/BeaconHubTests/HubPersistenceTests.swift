@@ -254,6 +254,33 @@ import ZoneInference
         #expect(try await store.database.integrityCheck() == "ok")
     }
 
+    /// Failures come and go (a disk filled again after a recovery, or nearly full and failing every other commit):
+    /// every failure that lasts is announced and paired with its recovery, and a flapping one is not announced at
+    /// every commit.
+    @Test func storeFailuresAreAnnouncedOncePerEpisodeAndFlappingIsDamped() throws {
+        var core = try core(try configuration())
+        func codes(_ step: (inout HubCore) -> Void) -> [String] {
+            step(&core)
+            return Self.events(core.takeOutgoing(), .alert).compactMap(\.code).filter { !$0.hasPrefix("gateway-") }
+        }
+        let full = StoreError(.diskFull, "test: disk full")
+        let t = Self.t0
+        #expect(codes { $0.commitFailed(full, at: t + 10) } == ["disk-full"])
+        #expect(codes { $0.commitFailed(full, at: t + 11) }.isEmpty, "the same episode")
+        #expect(codes { $0.committed(HubStore.CommitResult(), batches: 3, at: t + 12) } == ["store-recovered"])
+        #expect(codes { $0.committed(HubStore.CommitResult(), batches: 1, at: t + 13) }.isEmpty)
+        // Full again 5 s later: damped while it might be flapping, announced once it has lasted 10 s.
+        #expect(codes { $0.commitFailed(full, at: t + 17) }.isEmpty)
+        #expect(codes { $0.committed(HubStore.CommitResult(), batches: 1, at: t + 18) }.isEmpty, "none was raised")
+        #expect(codes { $0.commitFailed(full, at: t + 19) }.isEmpty)
+        #expect(codes { $0.commitFailed(full, at: t + 25) }.isEmpty)
+        #expect(codes { $0.commitFailed(full, at: t + 29.5) } == ["disk-full"])
+        #expect(codes { $0.committed(HubStore.CommitResult(), batches: 9, at: t + 31) } == ["store-recovered"])
+        // A minute after the last alert, a failure is announced at once again; an I/O error has its own code.
+        #expect(codes { $0.commitFailed(StoreError(.io, "test: I/O error"), at: t + 95) } == ["store-error"])
+        #expect(core.counters.store?.failures == 7)
+    }
+
     @Test func beyondTheBacklogLimitBatchesAreRefusedUnrecordedSoTheyCanBeResent() async throws {
         let configuration = try configuration(store: ", maxBacklogBatches: 100")
         let store = try HubStore(path: path)

@@ -61,4 +61,21 @@ import Testing
         let none = tracker.skipGap(boot: "b")
         #expect(none == nil)
     }
+
+    @Test func sequencesTheOutboxNoLongerHoldsAreSkippedAroundTheOnesThatArrived() {
+        var tracker = AcknowledgementTracker()
+        for seq: UInt64 in [1, 2, 5, 9, 10] { _ = tracker.record(boot: "b", seq: seq) }
+        let skipped = tracker.skipMissing(boot: "b", below: 8)
+        #expect(skipped == [3...4, 6...7])
+        #expect(tracker.contiguous(boot: "b") == 7)
+        let eight = tracker.record(boot: "b", seq: 8)
+        #expect(eight)
+        #expect(tracker.contiguous(boot: "b") == 10)
+        let again = tracker.skipMissing(boot: "b", below: 8)
+        #expect(again.isEmpty, "nothing below what arrived")
+        let unknown = tracker.skipMissing(boot: "other", below: 8)
+        #expect(unknown.isEmpty, "a boot never heard of")
+        let late = tracker.record(boot: "b", seq: 6)
+        #expect(!late, "a batch recorded lost that turns up after all is a duplicate")
+    }
 }

@@ -30,6 +30,30 @@ import Testing
         try reopened.close()
     }
 
+    /// What the heartbeat tells the hub: per boot, the lowest sequence still held (or the next one).
+    @Test func resendFromIsTheLowestHeldSequencePerBoot() async throws {
+        let outbox = try Outbox(path: path)
+        try await outbox.startBoot("a", at: 0)
+        for index in 1...6 {
+            _ = try await outbox.append(boot: "a", at: Double(index)) { _ in [UInt8](repeating: 0, count: 100) }
+        }
+        _ = try await outbox.acknowledge(boot: "a", upTo: 1)
+        // A bound of 300 bytes keeps the newest three: 2 and 3 are dropped.
+        #expect(try await outbox.enforceBounds(maxBytes: 300, maxAge: 1e9, now: 7) == 2)
+        #expect(try await outbox.resendFrom(current: "a") == ["a": 4])
+        try await outbox.startBoot("b", at: 10)
+        #expect(try await outbox.resendFrom(current: "b") == ["a": 4, "b": 1])
+        _ = try await outbox.append(boot: "b", at: 11) { _ in [0] }
+        _ = try await outbox.acknowledge(boot: "a", upTo: 6)
+        _ = try await outbox.acknowledge(boot: "b", upTo: 1)
+        // Nothing held: the next sequence of the current boot; an emptied earlier boot is no longer mentioned.
+        #expect(try await outbox.resendFrom(current: "b") == ["b": 2])
+        let reader = try Outbox(readingFrom: path)
+        #expect(try await reader.resendFrom(current: "b") == ["b": 2])
+        try reader.close()
+        try outbox.close()
+    }
+
     @Test func acknowledgementDeletesOnlyItsBootUpToItsSequence() async throws {
         let outbox = try Outbox(path: path)
         try await outbox.startBoot("a", at: 0)

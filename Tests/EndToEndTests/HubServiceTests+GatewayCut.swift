@@ -8,12 +8,25 @@ import Testing
 
 /// One gateway cut off from the broker for a long stretch (its path through a relay the test cuts), while the
 /// simulated museum's nine gateways go on: live data keeps flowing and being committed, the cut gateway's outbox holds
-/// its batches within its bound, and after the cut it drains — every one of its sequences committed once, no gap.
+/// its batches within its bound, and after the cut it drains. With a roomy outbox every one of its sequences is
+/// committed once, no gap; with a tight one the outbox stays within its bound by dropping its oldest batches, and the
+/// hub records exactly those as lost (and says so) instead of waiting for them forever.
 extension HubServiceTests {
     /// Seconds the gateway stays cut off; `BEACONTRACKER_CUT_SECONDS` lengthens it (the fault tests use 120).
     static let cutSeconds = ProcessInfo.processInfo.environment["BEACONTRACKER_CUT_SECONDS"].flatMap(Int.init) ?? 20
 
-    @Test func aGatewayCutOffKeepsItsBatchesAndDrainsThemWhileTheOthersFlow() async throws {
+    /// The cut gateway's `outbox.maxBytes`.
+    enum OutboxBound: Int, CaseIterable, CustomTestStringConvertible {
+        /// Holds the whole cut.
+        case roomy = 8_388_608
+        /// The smallest allowed (64 KiB): a cut of 20 s overflows it.
+        case tight = 65_536
+
+        var testDescription: String { "\(self) (\(rawValue / 1024) KiB)" }
+    }
+
+    @Test(arguments: OutboxBound.allCases)
+    func aGatewayCutOffKeepsItsBatchesAndDrainsThemWhileTheOthersFlow(_ bound: OutboxBound) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -33,7 +46,7 @@ extension HubServiceTests {
         site: museum
         venue: venue.yaml
         mqtt: { host: 127.0.0.1, port: \(broker.port), reconnectMinSeconds: 0.1, reconnectMaxSeconds: 0.5 }
-        live: { tickSeconds: 0.2, claimSettleSeconds: 0.2 }
+        live: { tickSeconds: 0.2, claimSettleSeconds: 0.2, gapTimeoutSeconds: 15 }
         store: { path: hub.db, commitSeconds: 0.3 }
         """.write(toFile: config, atomically: true, encoding: .utf8)
         let database = directory.appendingPathComponent("hub.db").path
@@ -63,11 +76,12 @@ extension HubServiceTests {
         mqtt: { host: 127.0.0.1, port: \(relay.port), reconnectMinSeconds: 0.1, reconnectMaxSeconds: 1 }
         heartbeatSeconds: 1
         batch: { maxSightings: 50, maxDelaySeconds: 0.5 }
-        outbox: { path: \(outbox), maxBytes: 8388608, resendAfterSeconds: 3, resendPerSecond: 200 }
+        outbox: { path: \(outbox), maxBytes: \(bound.rawValue), resendAfterSeconds: 3, resendPerSecond: 200 }
         """.write(toFile: agentConfig, atomically: true, encoding: .utf8)
 
         let hub = try Programs.Running("beacon-hub", ["run", "--config", config])
         let (_, statuses) = try await watch(broker, "beacontracker/museum/gateways/gw-annex/status")
+        let (_, alerts) = try await watch(broker, "beacontracker/museum/events/alert")
         let sim = try Programs.Running(
             "beacon-sim",
             [
@@ -90,9 +104,21 @@ extension HubServiceTests {
 
         // The cut: the annex's connection drops and it cannot reconnect; the museum's gateways go on.
         relay.cut()
+        let cutAt = Date().timeIntervalSince1970
         let othersAtCut = await committed("<> 'gw-annex'")
         let annexAtCut = await committed("= 'gw-annex'")
-        try await Task.sleep(for: .seconds(Self.cutSeconds))
+        // The outbox during the cut, read beside the agent: its bound is enforced once a second, so it may hold up to
+        // a second of batches beyond it.
+        var peakBytes = 0
+        let cutEnds = ContinuousClock.now.advanced(by: .seconds(Self.cutSeconds))
+        while ContinuousClock.now < cutEnds {
+            try await Task.sleep(for: .milliseconds(500))
+            if let reader = try? Outbox(readingFrom: outbox) {
+                peakBytes = max(peakBytes, (try? await reader.depth().bytes) ?? 0)
+                try? reader.close()
+            }
+        }
+        #expect(peakBytes <= bound.rawValue + 16 * 1024, "the outbox held \(peakBytes) bytes, bound \(bound.rawValue)")
         let othersDuring = await committed("<> 'gw-annex'") - othersAtCut
         let annexDuring = await committed("= 'gw-annex'") - annexAtCut
         #expect(othersDuring > 0, "live data stopped with one gateway cut")
@@ -101,6 +127,7 @@ extension HubServiceTests {
         // Back: the outbox drains (its heartbeat says 0 pending) and every sequence is committed once.
         let restored = ContinuousClock.now
         try relay.restore()
+        let restoredAt = Date().timeIntervalSince1970
         let drained = await statuses.first(within: .seconds(90)) { message in
             guard let status = try? ContractCoding.decode(GatewayStatus.self, from: message.payload),
                 let depth = status.outbox
@@ -135,12 +162,48 @@ extension HubServiceTests {
         let highest =
             try await store.database.fetchInteger(
                 "SELECT max(seq) FROM batches WHERE gateway = 'gw-annex' AND boot = '\(boot)'") ?? 0
+        let lost =
+            try await store.database.fetchInteger(
+                "SELECT coalesce(sum(last - first + 1), 0) FROM lost_batches WHERE gateway = 'gw-annex'") ?? 0
+        let lostAndCommitted =
+            try await store.database.fetchInteger(
+                """
+                SELECT count(*) FROM batches b JOIN lost_batches l ON b.gateway = l.gateway AND b.boot = l.boot
+                WHERE b.gateway = 'gw-annex' AND b.seq BETWEEN l.first AND l.last
+                """) ?? 0
+        let lostRanges = try await store.database.fetchString(
+            "SELECT group_concat(first || '-' || last || ' at ' || t, ', ') FROM lost_batches WHERE gateway = 'gw-annex'"
+        )
+        let lostAt = try await store.database.fetchString(
+            "SELECT min(t) FROM lost_batches WHERE gateway = 'gw-annex'"
+        ).flatMap(Double.init)
         try store.close()
-        #expect(left.batches == 0 && dropped == 0)
-        #expect(rows == Int(last) && highest == Int(last), "gw-annex: \(rows) committed of sequences 1…\(last)")
+        let lostAlerts = alerts.messages.compactMap { try? ContractCoding.decode(ZoneEvent.self, from: $0.payload) }
+            .filter { $0.code == "batches-lost" && $0.gateway?.rawValue == "gw-annex" }.count
+        #expect(left.batches == 0, "the annex's outbox kept \(left.batches) batches")
+        #expect(highest == Int(last) && lostAndCommitted == 0)
+        #expect(
+            rows + lost == Int(last),
+            "gw-annex: \(rows) committed + \(lost) recorded lost of sequences 1…\(last) (\(dropped) dropped)")
+        let diagnosis =
+            "lost \(lostRanges ?? "none"), cut at \(cutAt), restored at \(restoredAt); agent: \(annex.text.suffix(3000))"
+        switch bound {
+        case .roomy:
+            #expect(dropped == 0 && lost == 0 && lostAlerts == 0, "\(dropped) dropped, \(lost) lost: \(diagnosis)")
+        case .tight:
+            #expect(dropped > 0, "a \(Self.cutSeconds) s cut did not overflow \(bound.rawValue) bytes")
+            // Dropped beyond lost: the oldest batches still unacknowledged at the cut had reached the hub (their
+            // acknowledgement had not come back); the hub has those.
+            #expect(lost > 0 && lost <= dropped, "the hub recorded \(lost) batches lost, the outbox dropped \(dropped)")
+            #expect(lostAlerts >= 1, "no batches-lost alert")
+        }
         print(
-            "gateway cut: gw-annex cut off for \(Self.cutSeconds) s; meanwhile \(othersDuring) batches of the other "
-                + "gateways committed; its \(last) batches all committed once (\(last - UInt64(annexAtCut)) of them "
-                + "after the cut began), outbox drained in \(String(format: "%.1f", drainSeconds)) s, none dropped")
+            "gateway cut: gw-annex cut off for \(Self.cutSeconds) s with a \(bound.rawValue / 1024) KiB outbox (peak "
+                + "\(peakBytes / 1024) KiB); meanwhile \(othersDuring) batches of the other gateways committed; of its "
+                + "\(last) batches (\(last - UInt64(annexAtCut)) made after the cut began) \(rows) committed once, "
+                + "\(dropped) dropped unacknowledged by the outbox, of which \(lost) had never reached the hub and were "
+                + "recorded lost"
+                + (lostAt.map { String(format: " %.1f s after the path came back", $0 - restoredAt) } ?? "")
+                + "; outbox drained in \(String(format: "%.1f", drainSeconds)) s")
     }
 }

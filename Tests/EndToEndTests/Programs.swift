@@ -20,9 +20,15 @@ enum Programs {
     final class Running: Sendable {
         let child: ChildProcess
 
-        init(_ name: String, _ arguments: [String]) throws {
+        /// Starts the program `name` with `arguments`; with a `prefix` (such as `Tmpfs.enter`), through that command.
+        init(_ name: String, _ arguments: [String], prefix: [String] = []) throws {
             let output = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID()).log").path
-            child = try ChildProcess.spawn(binDirectory.appendingPathComponent(name).path, arguments, output: output)
+            let program = binDirectory.appendingPathComponent(name).path
+            if let command = prefix.first {
+                child = try ChildProcess.spawn(command, prefix.dropFirst() + [program] + arguments, output: output)
+            } else {
+                child = try ChildProcess.spawn(program, arguments, output: output)
+            }
         }
 
         var text: String { child.output }
