@@ -46,10 +46,13 @@ public struct MQTTSettings: Decodable, Sendable, Hashable {
     /// Seconds; first wait before reconnecting, doubled per failure up to `reconnectMaxSeconds`.
     public var reconnectMinSeconds: Double
     public var reconnectMaxSeconds: Double
+    /// The broker's `max_packet_size`: larger messages are refused by the client rather than sent (the broker would
+    /// drop the connection). 1 MiB, as deploy/mosquitto/beacontracker.conf sets.
+    public var maxPacketBytes: Int
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, root, clientId, username, password, passwordFile, tls, keepAlive, reconnectMinSeconds,
-            reconnectMaxSeconds
+            reconnectMaxSeconds, maxPacketBytes
     }
 
     /// Defaults: a broker on loopback port 1883 without TLS.
@@ -60,6 +63,7 @@ public struct MQTTSettings: Decodable, Sendable, Hashable {
         keepAlive = 30
         reconnectMinSeconds = 0.25
         reconnectMaxSeconds = 30
+        maxPacketBytes = 1_048_576
     }
 
     public init(from decoder: any Decoder) throws {
@@ -75,6 +79,7 @@ public struct MQTTSettings: Decodable, Sendable, Hashable {
         keepAlive = try container.decodeIfPresent(Int.self, forKey: .keepAlive) ?? 30
         reconnectMinSeconds = try container.decodeIfPresent(Double.self, forKey: .reconnectMinSeconds) ?? 0.25
         reconnectMaxSeconds = try container.decodeIfPresent(Double.self, forKey: .reconnectMaxSeconds) ?? 30
+        maxPacketBytes = try container.decodeIfPresent(Int.self, forKey: .maxPacketBytes) ?? 1_048_576
 
         func invalid(_ key: CodingKeys, _ message: String) -> DecodingError {
             DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: message)
@@ -88,6 +93,9 @@ public struct MQTTSettings: Decodable, Sendable, Hashable {
         }
         guard password == nil || passwordFile == nil else {
             throw invalid(.passwordFile, "set either password or passwordFile, not both")
+        }
+        guard (1024...268_435_460).contains(maxPacketBytes) else {
+            throw invalid(.maxPacketBytes, "expected bytes in 1024...268435460, found \(maxPacketBytes)")
         }
         guard reconnectMinSeconds > 0, reconnectMaxSeconds >= reconnectMinSeconds else {
             throw invalid(.reconnectMaxSeconds, "expected 0 < reconnectMinSeconds <= reconnectMaxSeconds")
@@ -136,7 +144,7 @@ public struct MQTTSettings: Decodable, Sendable, Hashable {
             host: host, port: port, clientID: clientId ?? defaultClientID, username: username, password: secret,
             tls: tlsConfiguration, keepAlive: keepAlive, cleanSession: cleanSession, will: will,
             reconnectMinimumDelay: .milliseconds(Int(reconnectMinSeconds * 1000)),
-            reconnectMaximumDelay: .milliseconds(Int(reconnectMaxSeconds * 1000)))
+            reconnectMaximumDelay: .milliseconds(Int(reconnectMaxSeconds * 1000)), maximumPacketBytes: maxPacketBytes)
     }
 
     /// The topic tree for `site`.

@@ -265,3 +265,35 @@ extension HistoryTool {
         }
     }
 }
+
+extension HistoryTool {
+    /// Copies the database while the hub runs (`VACUUM INTO` from a read-only connection), then checks the copy.
+    public static func backup(_ source: Source, to target: String) async throws -> String {
+        guard !FileManager.default.fileExists(atPath: target) else {
+            throw HubSetupError("\(target) exists: back up to a new file name (a backup never overwrites)")
+        }
+        let started = Date()
+        let store = try HubStore(readingFrom: source.path, tripGapSeconds: source.tripGapSeconds)
+        do {
+            try await store.database.copy(to: target)
+            try store.close()
+        } catch {
+            try? store.close()
+            throw error
+        }
+        let seconds = Date().timeIntervalSince(started)
+        let copy = try HubStore(readingFrom: target, tripGapSeconds: source.tripGapSeconds)
+        defer { try? copy.close() }
+        let check = try await copy.database.integrityCheck()
+        guard check == "ok" else {
+            throw StoreError(.io, "the backup \(target) fails its integrity check (\(check)): back up again")
+        }
+        let batches = try await copy.database.fetchInteger("SELECT count(*) FROM batches") ?? 0
+        let visits = try await copy.database.fetchInteger("SELECT count(*) FROM visits") ?? 0
+        let last = try await copy.database.fetchString("SELECT max(committed) FROM batches").flatMap(Double.init)
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: target)[.size] as? Int) ?? 0
+        return "backed up \(source.path) to \(target) in \(String(format: "%.2f", seconds)) s: \(bytes) bytes, "
+            + "integrity ok, \(batches) batches, \(visits) visits"
+            + (last.map { ", last commit \(Date(timeIntervalSince1970: $0).ISO8601Format())" } ?? "")
+    }
+}

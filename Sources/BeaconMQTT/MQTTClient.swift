@@ -265,6 +265,7 @@ public final class MQTTClient: @unchecked Sendable {
         guard bytes.count <= 268_435_455 else {
             throw MQTTError(.payloadTooLarge, "payload of \(bytes.count) bytes exceeds MQTT's 256 MiB limit")
         }
+        try checkPacketSize(payload: bytes.count, topic: topic, qos: qos)
         let midBox = Mutex<Int32?>(nil)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -325,6 +326,7 @@ public final class MQTTClient: @unchecked Sendable {
         _ payload: [UInt8], to topic: String, qos: MQTTQoS = .atLeastOnce, retain: Bool = false
     ) throws(MQTTError) {
         try Self.validatePublishTopic(topic)
+        try checkPacketSize(payload: payload.count, topic: topic, qos: qos)
         let live = state.withLock { $0.phase != .stopping && $0.phase != .stopped }
         guard live else { throw MQTTError(.shutdown, "the client was shut down") }
         var mid: Int32 = 0
@@ -395,6 +397,21 @@ public final class MQTTClient: @unchecked Sendable {
         default:
             return MQTTError(.other, "publish to \(topic) failed: \(describe(rc))")
         }
+    }
+
+    /// Refuses a PUBLISH packet larger than `maximumPacketBytes`: the broker would drop the connection, and
+    /// libmosquitto would send the message again after every reconnect, for ever.
+    func checkPacketSize(payload: Int, topic: String, qos: MQTTQoS) throws(MQTTError) {
+        guard let limit = configuration.maximumPacketBytes else { return }
+        let remaining = 2 + topic.utf8.count + (qos == .atMostOnce ? 0 : 2) + payload
+        let lengthBytes = remaining < 128 ? 1 : remaining < 16_384 ? 2 : remaining < 2_097_152 ? 3 : 4
+        let packet = 1 + lengthBytes + remaining
+        guard packet > limit else { return }
+        throw MQTTError(
+            .payloadTooLarge,
+            "a \(packet)-byte message to \(topic) exceeds the broker's packet limit of \(limit) bytes "
+                + "(mqtt.maxPacketBytes; mosquitto's max_packet_size): not sent, since the broker would drop the "
+                + "connection and the message would be sent again at every reconnect")
     }
 
     static func validatePublishTopic(_ topic: String) throws(MQTTError) {

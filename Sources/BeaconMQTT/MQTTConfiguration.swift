@@ -64,13 +64,17 @@ public struct MQTTConfiguration: Sendable, Hashable {
     public var maximumInflightMessages: Int
     /// Messages buffered per subscription before new ones are dropped (and counted).
     public var subscriptionBufferSize: Int
+    /// The largest packet the broker accepts (mosquitto's `max_packet_size`); nil: MQTT's own limit. MQTT 3.1.1 has
+    /// no way to learn it, and a broker drops a client that sends more — which then sends the message again at every
+    /// reconnect. Larger publishes are refused here instead (`payloadTooLarge`).
+    public var maximumPacketBytes: Int?
 
     public init(
         host: String = "127.0.0.1", port: Int = 1883, clientID: String, username: String? = nil,
         password: String? = nil, tls: TLS? = nil, keepAlive: Int = 30, cleanSession: Bool = true,
         will: Will? = nil, reconnectMinimumDelay: Duration = .milliseconds(250),
         reconnectMaximumDelay: Duration = .seconds(30), maximumInflightMessages: Int = 100,
-        subscriptionBufferSize: Int = 100_000
+        subscriptionBufferSize: Int = 100_000, maximumPacketBytes: Int? = nil
     ) {
         self.host = host
         self.port = port
@@ -85,6 +89,7 @@ public struct MQTTConfiguration: Sendable, Hashable {
         self.reconnectMaximumDelay = reconnectMaximumDelay
         self.maximumInflightMessages = maximumInflightMessages
         self.subscriptionBufferSize = subscriptionBufferSize
+        self.maximumPacketBytes = maximumPacketBytes
     }
 }
 

@@ -126,6 +126,19 @@ public final class StoreDatabase: Sendable {
         }
     }
 
+    /// Writes a consistent, compact copy of the database to `target` (which must not exist) with `VACUUM INTO`: one
+    /// read transaction, so beside a running writer it copies the last commit without holding the writer up. Works on
+    /// a read-only connection.
+    public func copy(to target: String) async throws {
+        do {
+            try await queue.writeWithoutTransaction { db in
+                try db.execute(sql: "VACUUM INTO ?", arguments: [target])
+            }
+        } catch let error as DatabaseError {
+            throw StoreError(error, path: target)
+        }
+    }
+
     /// Executes SQL statements in one write transaction (administration and tests; callers never see GRDB).
     public func execute(_ sql: String) async throws {
         try await write { db in try db.execute(sql: sql) }

@@ -19,7 +19,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
         version: BeaconTrackerVersion.current,
         subcommands: [
             Run.self, Watch.self, Replay.self, Calibrate.self, Visits.self, Dwell.self, Routes.self, Occupancy.self,
-            Forget.self,
+            Forget.self, Backup.self,
         ],
         defaultSubcommand: Run.self
     )
@@ -367,6 +367,26 @@ extension BeaconHubCommand {
         func run() async throws {
             let source = try options.source()
             try await report { try await HistoryTool.forget(source, tag: tag) }
+        }
+    }
+
+    struct Backup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy the history database while the hub runs: a consistent snapshot of its last commit.",
+            discussion: """
+                Uses SQLite's VACUUM INTO from a read-only connection, so the hub goes on writing; the copy is \
+                compact, has no -wal file, and is checked (PRAGMA integrity_check) before this reports it. The \
+                target must not exist. To restore: stop the hub, replace store.path with the copy (and delete the \
+                old -wal and -shm files beside it), start the hub; the agents resend what their outboxes still hold.
+                """)
+
+        @OptionGroup var options: HistoryOptions
+        @Option(help: "The new file to write.")
+        var to: String
+
+        func run() async throws {
+            let source = try options.source()
+            try await report { try await HistoryTool.backup(source, to: to) }
         }
     }
 }

@@ -339,3 +339,38 @@ extension MQTTClientTests {
         await broker.stop()
     }
 }
+
+extension MQTTClientTests {
+    /// A message over the broker's `max_packet_size` would cost the connection, and libmosquitto would send it again
+    /// after every reconnect. With the limit configured the client refuses it at once, and the connection carries on.
+    @Test func aMessageOverTheBrokersPacketLimitIsRefusedAndTheConnectionCarriesOn() async throws {
+        var options = MosquittoBroker.Options()
+        options.extraConfig = ["max_packet_size 4096"]
+        let broker = try MosquittoBroker(options: options)
+        try await broker.start()
+        let subscriber = try client(broker)
+        let publisher = try client(broker) { $0.maximumPacketBytes = 4096 }
+        try await subscriber.connect()
+        try await publisher.connect()
+        let messages = MessageCollector(try await subscriber.subscribe(to: "big/+"))
+        // 4,096 bytes of packet: 1 + 2 (length) + 2 + 5 (topic) + 2 (packet id) + 4,084 of payload.
+        try await publisher.publish([UInt8](repeating: 1, count: 4084), to: "big/a")
+        for (qos, payload) in [(MQTTQoS.atLeastOnce, 4085), (.atMostOnce, 100_000)] {
+            do {
+                try await publisher.publish([UInt8](repeating: 2, count: payload), to: "big/b", qos: qos)
+                Issue.record("a \(payload)-byte payload over the limit was sent")
+            } catch {
+                #expect(error.code == .payloadTooLarge)
+                #expect(error.message.contains("4096"), "\(error)")
+            }
+        }
+        #expect(throws: MQTTError.self) { try publisher.send([UInt8](repeating: 3, count: 5000), to: "big/c") }
+        try await publisher.publish(Array("after".utf8), to: "big/d")
+        let received = await messages.wait(for: 2, within: .seconds(5))
+        #expect(received.map(\.topic) == ["big/a", "big/d"])
+        #expect(publisher.isConnected)
+        await publisher.shutdown()
+        await subscriber.shutdown()
+        await broker.stop()
+    }
+}

@@ -54,6 +54,13 @@ extension HubServiceTests {
             committedAtStart = await committedBatches()
         }
         #expect(committedAtStart > 0, "the hub never committed a batch: \(hub.text.suffix(1500))")
+        // A backup while the hub writes (docs/operations.md): a sound copy of one commit.
+        let backup = directory.appendingPathComponent("backup.db").path
+        let (backupStatus, backupOutput) = try await Programs.run(
+            "beacon-hub", ["backup", "--db", database, "--to", backup])
+        #expect(backupStatus == 0 && backupOutput.contains("integrity ok"), "\(backupOutput)")
+        let (again, refused) = try await Programs.run("beacon-hub", ["backup", "--db", database, "--to", backup])
+        #expect(again != 0 && refused.contains("exists"), "\(refused)")
         for stop in 1...stops {
             try await Task.sleep(for: .milliseconds(Int.random(in: 1000...3000, using: &generator)))
             let kind = stop % 2 == 1 ? "SIGTERM" : "SIGKILL"
@@ -81,10 +88,15 @@ extension HubServiceTests {
         try await Self.check(database, acknowledged: [:], after: "the broker faults")
         let (committed, waiting, sightings) = try await Self.accountForEveryBatch(
             outboxes: outboxes, database: database)
+        let backedUp = try HubStore(readingFrom: backup)
+        let inBackup = try await backedUp.database.fetchInteger("SELECT count(*) FROM batches") ?? 0
+        try backedUp.close()
+        #expect(inBackup >= committedAtStart && inBackup <= committed, "\(inBackup) batches in the backup")
         print(
             "broker faults: \(Self.brokerKills) SIGTERMs and \(Self.brokerKills) SIGKILLs of mosquitto under load; "
                 + "\(committed) batches (\(sightings) sightings) committed exactly once, \(waiting) still in outboxes, "
                 + "0 lost; ingest back after each restart in "
-                + "\(recoveries.map { String(format: "%.1f", $0) }.joined(separator: ", ")) s")
+                + "\(recoveries.map { String(format: "%.1f", $0) }.joined(separator: ", ")) s; under load, "
+                + backupOutput.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }
