@@ -1,3 +1,4 @@
+import BeaconDecoding
 import BeaconMQTT
 import BeaconModel
 import BeaconStore
@@ -190,6 +191,80 @@ import Testing
         #expect(received.messages.map(\.topic) == [topics.events(.enter)], "alerts read only events")
         #expect(hubSees.messages.map(\.text) == ["real"], "the alerts user's publish was dropped")
         for client in [alerts, hub, gateway] { await client.shutdown() }
+        await broker.stop()
+    }
+}
+
+extension BrokerSecurityTests {
+    /// scripts/provision-gateway.sh end to end: the CA, broker certificate and password file it makes run the shipped
+    /// broker configuration, and a real agent started from its bundle (agent.yaml, password, CA; only the Pi's paths
+    /// and the port moved to the test's) connects over TLS as its gateway and publishes what the hub's user reads.
+    @Test func aProvisionedGatewayConnectsOverTLSWithItsBundle() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("provision-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        func bash(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+            let child = try ChildProcess.spawn("/bin/bash", arguments, output: path("bash-\(UUID()).log"))
+            while child.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+            return (child.status ?? -1, child.output)
+        }
+        let script = Self.root.appendingPathComponent("scripts/provision-gateway.sh").path
+        let provision = [
+            script, "--gateway", "gw-entrance", "--site", "museum", "--broker", "localhost", "--out", path("bundle"),
+            "--passwd-file", path("passwd"), "--ca-dir", path("ca"),
+        ]
+        let made = try await bash(provision)
+        try #require(made.status == 0, "\(made.output)")
+        // The hub's user, added by hand as operations.md says.
+        let hubUser = try await bash(["-c", "mosquitto_passwd -b \"$0\" hub-1 hub-secret-3", path("passwd")])
+        try #require(hubUser.status == 0, "\(hubUser.output)")
+
+        var options = MosquittoBroker.Options()
+        options.productionConfig = Self.root.appendingPathComponent("deploy/mosquitto/beacontracker.conf")
+        options.productionACL = Self.root.appendingPathComponent("deploy/mosquitto/beacontracker.acl")
+        options.provisioned = MosquittoBroker.Options.Provisioned(
+            caFile: URL(fileURLWithPath: path("ca/ca.crt")), certFile: URL(fileURLWithPath: path("ca/broker.crt")),
+            keyFile: URL(fileURLWithPath: path("ca/broker.key")), passwordFile: URL(fileURLWithPath: path("passwd")))
+        let broker = try MosquittoBroker(options: options)
+        try await broker.start()
+        let hub = try Self.client(broker, "hub-1")
+        try await hub.connect()
+        let received = MessageCollector(try await hub.subscribe(to: "beacontracker/museum/gateways/gw-entrance/#"))
+
+        let agentYAML = try String(contentsOfFile: path("bundle/agent.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "port: 8883", with: "port: \(try #require(broker.tlsPort))")
+            .replacingOccurrences(
+                of: "/run/credentials/beacon-agent.service/mqtt-password", with: path("bundle/mqtt-password")
+            )
+            .replacingOccurrences(of: "/etc/beacontracker/ca.pem", with: path("bundle/ca.pem"))
+            .replacingOccurrences(of: "/var/lib/beacon-agent/outbox.db", with: path("outbox.db"))
+        try agentYAML.write(toFile: path("agent.yaml"), atomically: true, encoding: .utf8)
+        var writer = BTSnoopWriter()
+        let data = try #require(
+            AdvertisementEncoder.advertisingData(
+                beacon: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:7", txPower: -59))
+        for tick in 0..<20 {
+            writer.appendEvent(
+                BTSnoopWriter.advertisingReportEvent(address: [0xC4, 1, 2, 3, 4, 7], rssi: -60, data: data),
+                at: Date().timeIntervalSince1970 + Double(tick) / 10)
+        }
+        try Data(writer.bytes).write(to: URL(fileURLWithPath: path("capture.btsnoop")))
+        let agent = try Programs.Running(
+            "beacon-agent",
+            ["replay", path("capture.btsnoop"), "--config", path("agent.yaml"), "--speed", "0", "--drain-timeout", "5"])
+        let batch = await received.first(within: .seconds(20)) { $0.topic.hasSuffix("/sightings") }
+        let sent = try #require(batch, "no batch from the provisioned agent: \(agent.text.suffix(1500))")
+        let decoded = try ContractCoding.decode(SightingBatch.self, from: sent.payload)
+        #expect(decoded.gateway == "gw-entrance" && !decoded.sightings.isEmpty)
+        #expect(await received.first(within: .seconds(10)) { $0.topic.hasSuffix("/status") } != nil)
+        _ = await agent.waitForExit(timeout: .seconds(30))
+        #expect(agent.text.contains("MQTT connected"), "\(agent.text.suffix(1500))")
+
+        // A second run for the same bundle refuses to overwrite it without --force.
+        let again = try await bash(provision)
+        #expect(again.status != 0 && again.output.contains("--force"), "\(again.output)")
+        await hub.shutdown()
         await broker.stop()
     }
 }

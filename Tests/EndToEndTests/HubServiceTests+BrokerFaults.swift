@@ -21,15 +21,7 @@ extension HubServiceTests {
         try await broker.start()
         let database = directory.appendingPathComponent("hub.db").path
         let config = directory.appendingPathComponent("hub.yaml").path
-        try """
-        hub: hub-1
-        site: museum
-        venue: \(Self.root.path)/config/venues/museum.yaml
-        mqtt: { host: 127.0.0.1, port: \(broker.port), reconnectMinSeconds: 0.1, reconnectMaxSeconds: 0.5 }
-        inference: { boundaryLossDB: 8.5 }
-        live: { tickSeconds: 0.2, claimSettleSeconds: 0.2 }
-        store: { path: hub.db, rawSightings: true, commitSeconds: 0.3 }
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        try Self.museumHubConfig(broker, store: "hub.db").write(toFile: config, atomically: true, encoding: .utf8)
         let outboxes = directory.appendingPathComponent("outboxes").path
         let hub = try Programs.Running("beacon-hub", ["run", "--config", config])
         let stops = 2 * Self.brokerKills

@@ -25,15 +25,7 @@ extension HubServiceTests {
         try await broker.start()
         let database = directory.appendingPathComponent("hub.db").path
         let config = directory.appendingPathComponent("hub.yaml").path
-        try """
-        hub: hub-1
-        site: museum
-        venue: \(Self.root.path)/config/venues/museum.yaml
-        mqtt: { host: 127.0.0.1, port: \(broker.port), reconnectMinSeconds: 0.1, reconnectMaxSeconds: 0.5 }
-        inference: { boundaryLossDB: 8.5 }
-        live: { tickSeconds: 0.2, claimSettleSeconds: 0.2 }
-        store: { path: hub.db, rawSightings: true, commitSeconds: 0.3 }
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        try Self.museumHubConfig(broker, store: "hub.db").write(toFile: config, atomically: true, encoding: .utf8)
         let (_, acks) = try await watch(broker, "beacontracker/museum/gateways/+/ack")
         let (_, statuses) = try await watch(broker, "beacontracker/museum/hub/status")
         let outboxes = directory.appendingPathComponent("outboxes").path
@@ -76,6 +68,20 @@ extension HubServiceTests {
             "crash safety: \(Self.kills) SIGKILLs mid-ingest; \(committed) batches (\(sightings) sightings) committed "
                 + "exactly once, \(waiting) still in outboxes; back ingesting after a restart in "
                 + "\(restarts.map { String(format: "%.1f", $0) }.joined(separator: ", ")) s")
+    }
+
+    /// The museum hub of the fault tests: the museum venue, fast reconnects, ticks and commits, raw sightings stored
+    /// at `store` (relative to the config file), extra `live` settings.
+    static func museumHubConfig(_ broker: MosquittoBroker, store: String, live: String = "") -> String {
+        """
+        hub: hub-1
+        site: museum
+        venue: \(root.path)/config/venues/museum.yaml
+        mqtt: { host: 127.0.0.1, port: \(broker.port), reconnectMinSeconds: 0.1, reconnectMaxSeconds: 0.5 }
+        inference: { boundaryLossDB: 8.5 }
+        live: { tickSeconds: 0.2, claimSettleSeconds: 0.2\(live.isEmpty ? "" : ", " + live) }
+        store: { path: \(store), rawSightings: true, commitSeconds: 0.3 }
+        """
     }
 
     /// Every batch any agent made is committed exactly once, or still waits in its outbox (never acknowledged): per

@@ -20,15 +20,8 @@ extension HubServiceTests {
         let broker = try MosquittoBroker()
         try await broker.start()
         let config = directory.appendingPathComponent("hub.yaml").path
-        try """
-        hub: hub-1
-        site: museum
-        venue: \(Self.root.path)/config/venues/museum.yaml
-        mqtt: { host: 127.0.0.1, port: \(broker.port), reconnectMinSeconds: 0.1, reconnectMaxSeconds: 0.5 }
-        inference: { boundaryLossDB: 8.5 }
-        live: { tickSeconds: 0.2, claimSettleSeconds: 0.2, statusSeconds: 1 }
-        store: { path: data/hub.db, rawSightings: true, commitSeconds: 0.3 }
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        try Self.museumHubConfig(broker, store: "data/hub.db", live: "statusSeconds: 1").write(
+            toFile: config, atomically: true, encoding: .utf8)
         let (_, acks) = try await watch(broker, "beacontracker/museum/gateways/+/ack")
         let (_, alerts) = try await watch(broker, "beacontracker/museum/events/alert")
         let (_, statuses) = try await watch(broker, "beacontracker/museum/hub/status")

@@ -32,6 +32,23 @@ public final class MosquittoBroker: @unchecked Sendable {
         /// line is kept as shipped.
         public var productionConfig: URL? = nil
         public var productionACL: URL? = nil
+        /// With `productionConfig`: the broker's certificate, key and CA and the password file made elsewhere (by
+        /// scripts/provision-gateway.sh), instead of the test PKI and `users`.
+        public var provisioned: Provisioned? = nil
+
+        public struct Provisioned: Sendable {
+            public var caFile: URL
+            public var certFile: URL
+            public var keyFile: URL
+            public var passwordFile: URL
+
+            public init(caFile: URL, certFile: URL, keyFile: URL, passwordFile: URL) {
+                self.caFile = caFile
+                self.certFile = certFile
+                self.keyFile = keyFile
+                self.passwordFile = passwordFile
+            }
+        }
 
         public init() {}
     }
@@ -90,7 +107,10 @@ public final class MosquittoBroker: @unchecked Sendable {
 
     private func writeProductionConfiguration(_ shipped: URL) throws {
         guard let certificates, let tlsPort else { return }
-        let passwords = try writePasswords()
+        let passwords = try options.provisioned?.passwordFile ?? writePasswords()
+        let (certFile, keyFile, caFile) =
+            options.provisioned.map { ($0.certFile, $0.keyFile, $0.caFile) }
+            ?? (certificates.serverCert, certificates.serverKey, certificates.caFile)
         let acl = directory.appendingPathComponent("acl")
         if let shippedACL = options.productionACL {
             try FileManager.default.copyItem(at: shippedACL, to: acl)
@@ -105,9 +125,9 @@ public final class MosquittoBroker: @unchecked Sendable {
                 // The loopback listener keeps its address; the TLS one (all interfaces in production) stays on
                 // loopback in a test.
                 lines.append(words.count > 2 ? "listener \(port) 127.0.0.1" : "listener \(tlsPort) 127.0.0.1")
-            case "certfile": lines.append("certfile \(certificates.serverCert.path)")
-            case "keyfile": lines.append("keyfile \(certificates.serverKey.path)")
-            case "cafile": lines.append("cafile \(certificates.caFile.path)")
+            case "certfile": lines.append("certfile \(certFile.path)")
+            case "keyfile": lines.append("keyfile \(keyFile.path)")
+            case "cafile": lines.append("cafile \(caFile.path)")
             case "password_file": lines.append("password_file \(passwords.path)")
             case "acl_file": lines.append("acl_file \(acl.path)")
             default: lines.append(String(line))
