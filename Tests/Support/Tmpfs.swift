@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A small, real file system that the tests can fill up: a tmpfs mounted on `mountPoint` in a mount namespace of its
-/// own (`unshare -rm`, so neither root nor a leftover mount is needed), held open by a sleeping process. Programs run
+/// own (`unshare -rm`: nothing stays mounted if the test dies, and mounting needs no root), held open by a sleeping process. Programs run
 /// inside it through `nsenter`; the test reaches its files through `/proc/<holder>/root`.
 ///
 /// SQLite resolves symbolic links in a database's path, and `/proc/<pid>/root` reads as one to `/`: a database in the
