@@ -274,13 +274,8 @@ extension HistoryTool {
         }
         let started = Date()
         let store = try HubStore(readingFrom: source.path, tripGapSeconds: source.tripGapSeconds)
-        do {
-            try await store.database.copy(to: target)
-            try store.close()
-        } catch {
-            try? store.close()
-            throw error
-        }
+        defer { try? store.close() }
+        try await store.database.copy(to: target)
         let seconds = Date().timeIntervalSince(started)
         let copy = try HubStore(readingFrom: target, tripGapSeconds: source.tripGapSeconds)
         defer { try? copy.close() }

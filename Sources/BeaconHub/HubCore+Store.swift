@@ -23,8 +23,7 @@ extension HubCore {
             gateways[gateway]!.committed.seed(boot: ack.boot, seq: UInt64(ack.seq))
             gateways[gateway]!.ackDirty = true
         }
-        if storeFailing {
-            storeFailing = false
+        if storeFailingSince != nil {
             storeFailingSince = nil
             if storeAlertOpen {
                 storeAlertOpen = false
@@ -43,7 +42,6 @@ extension HubCore {
     public mutating func commitFailed(_ error: StoreError, at now: Double) {
         guard counters.store != nil else { return }
         counters.store!.failures += 1
-        storeFailing = true
         let since = storeFailingSince ?? now
         storeFailingSince = since
         guard !storeAlertOpen else { return }

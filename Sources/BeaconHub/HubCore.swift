@@ -39,7 +39,6 @@ public struct HubCore: Sendable {
         var ackDirty = false
         /// Per boot with a sequence gap: seconds waited for it while the gateway was online.
         var gapWaited: [String: Double] = [:]
-        var gapCheckedAt: Double?
         /// Per boot with an unsynchronised clock: the offset (hub − gateway) its scan times are re-based by.
         var offsets: [String: Double] = [:]
     }
@@ -81,10 +80,11 @@ public struct HubCore: Sendable {
     var outgoing: [Outgoing] = []
     var publishing = false
     var journal = HubJournal()
+    /// When `watchGaps` last ran: gaps wait by the time elapsed since.
+    var gapsCheckedAt: Double?
     var keys: [String: String] = [:]
-    var storeFailing = false
-    /// The database's failures as operators hear of them: since when it fails, whether a failure alert is out without
-    /// its `store-recovered`, and when the last failure alert went out.
+    /// The database's failures as operators hear of them: since when it fails (nil while commits succeed), whether a
+    /// failure alert is out without its `store-recovered`, and when the last failure alert went out.
     var storeFailingSince: Double?
     var storeAlertOpen = false
     var storeAlertedAt: Double?
@@ -325,7 +325,6 @@ public struct HubCore: Sendable {
         }
     }
 
-    /// An alert, at most once per `code` and gateway in five minutes.
     /// Raises an alert, at most once per code and gateway in 300 s unless `repeating` (the caller damps it).
     mutating func alert(_ code: String, gateway: GatewayID?, at now: Double, reason: String, repeating: Bool = false) {
         let key = "\(code)/\(gateway?.rawValue ?? "")"
@@ -385,9 +384,9 @@ public struct HubCore: Sendable {
     /// Gives up on sequence gaps no resend filled within `live.gapTimeoutSeconds` of the gateway being online: a
     /// gateway cut off from the broker cannot resend, and its outbox may still hold what is missing.
     mutating func watchGaps(at now: Double) {
+        let elapsed = max(0, now - (gapsCheckedAt ?? now))
+        gapsCheckedAt = now
         for (gateway, health) in gateways {
-            let elapsed = max(0, now - (health.gapCheckedAt ?? now))
-            gateways[gateway]!.gapCheckedAt = now
             let gaps = health.tracker.gaps
             guard !gaps.isEmpty || !health.gapWaited.isEmpty else { continue }
             let waiting = health.online || !health.monitored

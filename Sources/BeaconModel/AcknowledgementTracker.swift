@@ -63,17 +63,14 @@ public struct AcknowledgementTracker: Sendable, Hashable {
     /// nothing of the boot below `first` (it dropped them when full or too old). Returns the ranges skipped.
     public mutating func skipMissing(boot: String, below first: UInt64) -> [ClosedRange<UInt64>] {
         guard var entry = boots[boot], first > entry.contiguous + 1 else { return [] }
+        // The holes between the batches that did arrive below `first`.
         var skipped: [ClosedRange<UInt64>] = []
-        var start: UInt64?
-        for seq in (entry.contiguous + 1)..<first {
-            if entry.ahead.contains(seq) {
-                if let open = start { skipped.append(open...(seq - 1)) }
-                start = nil
-            } else if start == nil {
-                start = seq
-            }
+        var next = entry.contiguous + 1
+        for seq in entry.ahead.filter({ $0 < first }).sorted() {
+            if seq > next { skipped.append(next...(seq - 1)) }
+            next = seq + 1
         }
-        if let open = start { skipped.append(open...(first - 1)) }
+        if next < first { skipped.append(next...(first - 1)) }
         entry.contiguous = first - 1
         entry.ahead = entry.ahead.filter { $0 >= first }
         while entry.ahead.remove(entry.contiguous + 1) != nil { entry.contiguous += 1 }

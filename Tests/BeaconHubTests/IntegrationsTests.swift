@@ -22,21 +22,8 @@ import ZoneInference
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("integrations-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try """
-        site: row
-        zones:
-          - { id: a, name: Room A, rect: { x: 0, y: 0, width: 20, height: 8 } }
-          - { id: b, rect: { x: 20, y: 0, width: 20, height: 8 } }
-          - { id: c, rect: { x: 40, y: 0, width: 20, height: 8 } }
-        doors:
-          - { between: [outside, a], at: [10, 0] }
-          - { between: [a, b], at: [20, 4] }
-          - { between: [b, c], at: [40, 4] }
-        gateways:
-          - { id: gw-a, zone: a, position: [10, 4] }
-          - { id: gw-b, zone: b, position: [30, 4] }
-          - { id: gw-c, zone: c, position: [50, 4] }
-        """.write(to: directory.appendingPathComponent("row.yaml"), atomically: true, encoding: .utf8)
+        try TestVenues.row(nameOfA: "Room A").write(
+            to: directory.appendingPathComponent("row.yaml"), atomically: true, encoding: .utf8)
     }
 
     /// hub.yaml for the row venue, with `tag-1` named and region `visitors` covering the stray beacon.

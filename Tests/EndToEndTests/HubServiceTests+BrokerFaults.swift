@@ -20,18 +20,12 @@ extension HubServiceTests {
         let broker = try MosquittoBroker()
         try await broker.start()
         let database = directory.appendingPathComponent("hub.db").path
-        let config = directory.appendingPathComponent("hub.yaml").path
-        try Self.museumHubConfig(broker, store: "hub.db").write(toFile: config, atomically: true, encoding: .utf8)
+        let config = try Self.writeMuseumHubConfig(in: directory, broker, store: "hub.db")
         let outboxes = directory.appendingPathComponent("outboxes").path
         let hub = try Programs.Running("beacon-hub", ["run", "--config", config])
         let stops = 2 * Self.brokerKills
         let simulatedSeconds = 30 + stops * 6
-        let sim = try Programs.Running(
-            "beacon-sim",
-            [
-                "run", "\(Self.root.path)/config/venues/museum.yaml", "--mqtt", "127.0.0.1:\(broker.port)",
-                "--duration", "\(simulatedSeconds)", "--outbox-dir", outboxes,
-            ])
+        let sim = try Self.runMuseum(broker, seconds: simulatedSeconds, outboxes: outboxes)
         // Ingest is measured in the database (a watcher's own connection would die with the broker too).
         func committedBatches() async -> Int {
             guard let store = try? HubStore(readingFrom: database) else { return 0 }

@@ -24,18 +24,12 @@ extension HubServiceTests {
         let broker = try MosquittoBroker()
         try await broker.start()
         let database = directory.appendingPathComponent("hub.db").path
-        let config = directory.appendingPathComponent("hub.yaml").path
-        try Self.museumHubConfig(broker, store: "hub.db").write(toFile: config, atomically: true, encoding: .utf8)
+        let config = try Self.writeMuseumHubConfig(in: directory, broker, store: "hub.db")
         let (_, acks) = try await watch(broker, "beacontracker/museum/gateways/+/ack")
         let (_, statuses) = try await watch(broker, "beacontracker/museum/hub/status")
         let outboxes = directory.appendingPathComponent("outboxes").path
         let simulatedSeconds = 30 + Self.kills * 4
-        let sim = try Programs.Running(
-            "beacon-sim",
-            [
-                "run", "\(Self.root.path)/config/venues/museum.yaml", "--mqtt", "127.0.0.1:\(broker.port)",
-                "--duration", "\(simulatedSeconds)", "--outbox-dir", outboxes,
-            ])
+        let sim = try Self.runMuseum(broker, seconds: simulatedSeconds, outboxes: outboxes)
         var generator = SystemRandomNumberGenerator()
         var restarts: [Double] = []
         for kill in 1...Self.kills {
@@ -70,10 +64,13 @@ extension HubServiceTests {
                 + "\(restarts.map { String(format: "%.1f", $0) }.joined(separator: ", ")) s")
     }
 
-    /// The museum hub of the fault tests: the museum venue, fast reconnects, ticks and commits, raw sightings stored
-    /// at `store` (relative to the config file), extra `live` settings.
-    static func museumHubConfig(_ broker: MosquittoBroker, store: String, live: String = "") -> String {
-        """
+    /// Writes the museum hub of the fault tests to `directory`/hub.yaml and returns its path: the museum venue, fast
+    /// reconnects, ticks and commits, raw sightings stored at `store` (relative to the file), extra `live` settings.
+    static func writeMuseumHubConfig(
+        in directory: URL, _ broker: MosquittoBroker, store: String, live: String = ""
+    ) throws -> String {
+        let path = directory.appendingPathComponent("hub.yaml").path
+        try """
         hub: hub-1
         site: museum
         venue: \(root.path)/config/venues/museum.yaml
@@ -81,7 +78,21 @@ extension HubServiceTests {
         inference: { boundaryLossDB: 8.5 }
         live: { tickSeconds: 0.2, claimSettleSeconds: 0.2\(live.isEmpty ? "" : ", " + live) }
         store: { path: \(store), rawSightings: true, commitSeconds: 0.3 }
-        """
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// The simulated museum for `seconds`: its nine gateways run the agents' publishing code, their outboxes in
+    /// `outboxes`.
+    static func runMuseum(
+        _ broker: MosquittoBroker, seconds: Int, outboxes: String, extra: [String] = []
+    ) throws -> Programs.Running {
+        try Programs.Running(
+            "beacon-sim",
+            [
+                "run", "\(root.path)/config/venues/museum.yaml", "--mqtt", "127.0.0.1:\(broker.port)", "--duration",
+                "\(seconds)", "--outbox-dir", outboxes,
+            ] + extra)
     }
 
     /// Every batch any agent made is committed exactly once, or still waits in its outbox (never acknowledged): per

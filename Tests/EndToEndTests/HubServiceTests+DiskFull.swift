@@ -19,9 +19,8 @@ extension HubServiceTests {
         let tmpfs = try await Tmpfs(megabytes: 32, at: data)
         let broker = try MosquittoBroker()
         try await broker.start()
-        let config = directory.appendingPathComponent("hub.yaml").path
-        try Self.museumHubConfig(broker, store: "data/hub.db", live: "statusSeconds: 1").write(
-            toFile: config, atomically: true, encoding: .utf8)
+        let config = try Self.writeMuseumHubConfig(
+            in: directory, broker, store: "data/hub.db", live: "statusSeconds: 1")
         let (_, acks) = try await watch(broker, "beacontracker/museum/gateways/+/ack")
         let (_, alerts) = try await watch(broker, "beacontracker/museum/events/alert")
         let (_, statuses) = try await watch(broker, "beacontracker/museum/hub/status")
@@ -45,12 +44,7 @@ extension HubServiceTests {
 
         let outboxes = directory.appendingPathComponent("outboxes").path
         let simulatedSeconds = 100
-        let sim = try Programs.Running(
-            "beacon-sim",
-            [
-                "run", "\(Self.root.path)/config/venues/museum.yaml", "--mqtt", "127.0.0.1:\(broker.port)",
-                "--duration", "\(simulatedSeconds)", "--outbox-dir", outboxes,
-            ])
+        let sim = try Self.runMuseum(broker, seconds: simulatedSeconds, outboxes: outboxes)
         var hub = try Programs.Running("beacon-hub", ["run", "--config", config], prefix: tmpfs.enter)
         let first = await until(30) { !acks.messages.isEmpty }
         try #require(first, "the hub acknowledged nothing: \(hub.text.suffix(1500))")

@@ -82,12 +82,8 @@ extension HubServiceTests {
         let hub = try Programs.Running("beacon-hub", ["run", "--config", config])
         let (_, statuses) = try await watch(broker, "beacontracker/museum/gateways/gw-annex/status")
         let (_, alerts) = try await watch(broker, "beacontracker/museum/events/alert")
-        let sim = try Programs.Running(
-            "beacon-sim",
-            [
-                "run", "\(Self.root.path)/config/venues/museum.yaml", "--mqtt", "127.0.0.1:\(broker.port)",
-                "--duration", "\(seconds + 10)", "--outbox-dir", directory.appendingPathComponent("outboxes").path,
-            ])
+        let sim = try Self.runMuseum(
+            broker, seconds: seconds + 10, outboxes: directory.appendingPathComponent("outboxes").path)
         let annex = try Programs.Running(
             "beacon-agent", ["replay", capture, "--config", agentConfig, "--speed", "1", "--drain-timeout", "60"])
 

@@ -14,22 +14,8 @@ import Testing
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hub-e2e-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        // Three rooms in a row, a — b — c, one gateway each (as ZoneInferenceTests' venue).
-        try """
-        site: row
-        zones:
-          - { id: a, rect: { x: 0, y: 0, width: 20, height: 8 } }
-          - { id: b, rect: { x: 20, y: 0, width: 20, height: 8 } }
-          - { id: c, rect: { x: 40, y: 0, width: 20, height: 8 } }
-        doors:
-          - { between: [outside, a], at: [10, 0] }
-          - { between: [a, b], at: [20, 4] }
-          - { between: [b, c], at: [40, 4] }
-        gateways:
-          - { id: gw-a, zone: a, position: [10, 4] }
-          - { id: gw-b, zone: b, position: [30, 4] }
-          - { id: gw-c, zone: c, position: [50, 4] }
-        """.write(to: directory.appendingPathComponent("row.yaml"), atomically: true, encoding: .utf8)
+        try TestVenues.row().write(
+            to: directory.appendingPathComponent("row.yaml"), atomically: true, encoding: .utf8)
     }
 
     func hubConfig(_ broker: MosquittoBroker, hub: String = "hub-1", extra: String = "") throws -> String {
@@ -145,12 +131,9 @@ import Testing
         let (_, status) = try await watch(broker, "beacontracker/museum/hub/status")
         #expect(await status.first { $0.text.contains("\"online\"") } != nil, "hub never came online: \(hub.text)")
         let truthPath = directory.appendingPathComponent("truth.jsonl").path
-        let sim = try Programs.Running(
-            "beacon-sim",
-            [
-                "run", "\(root.path)/config/venues/museum.yaml", "--mqtt", "127.0.0.1:\(broker.port)", "--duration",
-                "40", "--truth", truthPath, "--outbox-dir", directory.appendingPathComponent("outboxes").path,
-            ])
+        let sim = try Self.runMuseum(
+            broker, seconds: 40, outboxes: directory.appendingPathComponent("outboxes").path,
+            extra: ["--truth", truthPath])
         #expect(await sim.waitForExit(timeout: .seconds(90)) == 0, "simulator: \(sim.text)")
         try await Task.sleep(for: .seconds(2))
         hub.signal(SIGTERM)
