@@ -403,8 +403,8 @@ public final class MQTTClient: @unchecked Sendable {
     /// libmosquitto would send the message again after every reconnect, for ever.
     func checkPacketSize(payload: Int, topic: String, qos: MQTTQoS) throws(MQTTError) {
         guard let limit = configuration.maximumPacketBytes else { return }
-        // The whole packet, as MQTT 5 defines its maximum packet size. mosquitto 2.0 counts one byte less per length
-        // byte (the command byte and the remaining length): refused here up to 3 bytes before the broker would.
+        // The whole packet, as MQTT 5 defines its maximum packet size. mosquitto 2.0 leaves out the 1–4 bytes of the
+        // remaining length (with max_packet_size 4096 it took a 4,098-byte packet), so this refuses a few bytes early.
         let remaining = 2 + topic.utf8.count + (qos == .atMostOnce ? 0 : 2) + payload
         let lengthBytes = remaining < 128 ? 1 : remaining < 16_384 ? 2 : remaining < 2_097_152 ? 3 : 4
         let packet = 1 + lengthBytes + remaining
