@@ -5,7 +5,7 @@
 #   scripts/accuracy.sh [--out DIR] [--duration 30m] [--seeds "1 2"]
 #
 # Builds release binaries, simulates into DIR (default .build/accuracy), and prints the tables. About 5 minutes on
-# two cores. Needs python3 for the Kolakowski conversion and ../shared/data (or $BEACONTRACKER_SHARED_DATA).
+# two cores. Needs python3 for the Kolakowski conversion and data/recorded (or $BEACONTRACKER_RECORDED_DATA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -81,7 +81,7 @@ done
 
 echo "== flat-kolakowski (recorded)"
 flat=$out/flat-kolakowski
-python3 scripts/kolakowski-to-sightings.py --out "$flat" ${BEACONTRACKER_SHARED_DATA:+--data "$BEACONTRACKER_SHARED_DATA/flat_ble_uwb_kolakowski"}
+python3 scripts/kolakowski-to-sightings.py --out "$flat" ${BEACONTRACKER_RECORDED_DATA:+--data "$BEACONTRACKER_RECORDED_DATA/flat_ble_uwb_kolakowski"}
 config config/hub-flat-kolakowski.yaml "" "" "$flat/hub.yaml"
 for run in calibration test_robot; do
     echo "-- $run, uncalibrated"

@@ -3,7 +3,7 @@
 
 Source: M. Kolakowski, "Automated Calibration of RSS Fingerprinting Based Systems Using a Mobile Robot and Machine
 Learning", Sensors 21(18):6270, 2021, doi 10.3390/s21186270; data doi 10.5281/zenodo.5457591, CC BY 4.0. A copy
-lives in ../shared/data/flat_ble_uwb_kolakowski/ (see its README for the columns).
+lives in data/recorded/flat_ble_uwb_kolakowski/ (see its README for the columns and the licence).
 
     scripts/kolakowski-to-sightings.py [--data DIR] --out OUT
 
@@ -27,7 +27,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "flat_ble_uwb_kolakowski")
+DEFAULT_DATA = os.path.join(HERE, "..", "data", "recorded", "flat_ble_uwb_kolakowski")
 BEACON = "ibeacon:4b6f6c61-6b6f-7773-6b69-000000000001:1:1"  # the one tag; "Kolakowski" in the UUID's first bytes
 TAG = "robot-tag"
 MAX_GAP = 60.0

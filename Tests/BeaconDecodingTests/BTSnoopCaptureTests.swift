@@ -3,11 +3,11 @@ import BeaconDecoding
 import Foundation
 import Testing
 
-/// The real captures in ../shared/data/btsnoop (MIT; see its README): they hold non-beacon traffic only, which must
+/// The real captures in data/recorded/btsnoop (MIT; see its README): they hold non-beacon traffic only, which must
 /// be parsed and ignored.
 @Suite struct BTSnoopCaptureTests {
     func load(_ name: String) throws -> BTSnoopCapture {
-        try BTSnoopCapture(bytes: Array(try Data(contentsOf: SharedData.btsnoop(name))))
+        try BTSnoopCapture(bytes: Array(try Data(contentsOf: RecordedData.btsnoop(name))))
     }
 
     @Test func androidH4CaptureWithLegacyReports() throws {
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func truncatedCaptureKeepsItsCompleteRecords() throws {
-        let bytes = Array(try Data(contentsOf: SharedData.btsnoop("btsnoop-decoder__btsnoop_hci.log")))
+        let bytes = Array(try Data(contentsOf: RecordedData.btsnoop("btsnoop-decoder__btsnoop_hci.log")))
         let capture = try BTSnoopCapture(bytes: Array(bytes.dropLast(5)))
         #expect(capture.truncatedTail)
         #expect(capture.records.count == 68)

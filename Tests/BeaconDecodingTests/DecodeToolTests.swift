@@ -198,7 +198,7 @@ import Testing
     @Test func extendedReportFromTheAndroidCapture() throws {
         // The first LE Extended Advertising Report of btsnoop-rs's Android capture (legacy PDU bit set).
         let capture = try BTSnoopCapture(
-            bytes: Array(try Data(contentsOf: SharedData.btsnoop("btsnoop-rs__btsnoop_hci_android.log"))))
+            bytes: Array(try Data(contentsOf: RecordedData.btsnoop("btsnoop-rs__btsnoop_hci_android.log"))))
         let event = try #require(capture.hciEvents().first { $0.event.count > 3 && $0.event[2] == 0x0D })
         let lines = DecodeTool.decode(event.event.hexString, format: .hci)
         #expect(lines.count == 1)
@@ -233,14 +233,14 @@ import Testing
     }
 }
 
-/// Paths of the team's recorded data: `../shared/data` beside the repository (as CI lays it out), or
-/// `$BEACONTRACKER_SHARED_DATA` when set.
-enum SharedData {
+/// Paths of the recorded data in the repository's data/recorded (data/recorded/README.md), or in
+/// `$BEACONTRACKER_RECORDED_DATA` when set.
+enum RecordedData {
     static func btsnoop(_ name: String) -> URL {
         let root =
-            ProcessInfo.processInfo.environment["BEACONTRACKER_SHARED_DATA"].map { URL(fileURLWithPath: $0) }
+            ProcessInfo.processInfo.environment["BEACONTRACKER_RECORDED_DATA"].map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/data")
+            .deletingLastPathComponent().appendingPathComponent("data/recorded")
         return root.appendingPathComponent("btsnoop/\(name)")
     }
 }

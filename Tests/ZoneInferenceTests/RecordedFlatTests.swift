@@ -6,7 +6,7 @@ import Testing
 import ZoneInference
 
 /// Real signal: M. Kolakowski's recordings in a furnished flat (Sensors 21(18):6270, 2021, doi 10.3390/s21186270;
-/// data doi 10.5281/zenodo.5457591, CC BY 4.0), in ../shared/data/flat_ble_uwb_kolakowski. The rows become sighting
+/// data doi 10.5281/zenodo.5457591, CC BY 4.0), in data/recorded/flat_ble_uwb_kolakowski. The rows become sighting
 /// lines and truth by the rules of scripts/kolakowski-to-sightings.py; the venue is config/venues/flat-kolakowski.yaml.
 /// The robot's test run is scored, uncalibrated and calibrated from the robot's separate calibration run, beside the
 /// strongest-gateway baseline (docs/accuracy.md has the figures).
@@ -27,9 +27,9 @@ import ZoneInference
 
     static func dataURL(_ name: String) -> URL {
         let root =
-            ProcessInfo.processInfo.environment["BEACONTRACKER_SHARED_DATA"].map { URL(fileURLWithPath: $0) }
+            ProcessInfo.processInfo.environment["BEACONTRACKER_RECORDED_DATA"].map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/data")
+            .deletingLastPathComponent().appendingPathComponent("data/recorded")
         return root.appendingPathComponent("flat_ble_uwb_kolakowski/\(name)")
     }
 
