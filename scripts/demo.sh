@@ -2,17 +2,24 @@
 # The demo: installs what is missing, builds, starts a local mosquitto on loopback, the hub, and the simulated
 # museum (config/venues/museum.yaml) whose nine gateways run as real agents publishing into the broker; shows the
 # gateways' and the hub's status. Ctrl-C stops everything cleanly (gateways and hub publish "offline", then the broker
-# stops). DEMO_SECONDS=N stops by itself after N seconds (used by the test suite).
+# stops). DEMO_SECONDS=N stops by itself after N seconds (used by the test suite). DEMO_DIR=DIR keeps its files in
+# DIR instead of run/demo (from a new DIR: a cold start, no database and no broker state); DEMO_BIN=DIR runs the
+# programs built in DIR without installing or building (the cold-start test, which runs inside `swift test`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh
-echo "demo: building (swift build)…"
-swift build 2>&1 | tail -n 1
-bin=$(swift build --show-bin-path)
+if [ -n "${DEMO_BIN:-}" ]; then
+  bin=$DEMO_BIN
+else
+  bash scripts/setup.sh
+  echo "demo: building (swift build)…"
+  swift build 2>&1 | tail -n 1
+  bin=$(swift build --show-bin-path)
+fi
 
-run=run/demo
+run=${DEMO_DIR:-run/demo}
 mkdir -p "$run"
+dir=$(cd "$run" && pwd)   # the same folder as an absolute path, for the programs' files
 rm -rf "$run"/*.log "$run"/outboxes
 
 port=${BROKER_PORT:-18830}
@@ -20,7 +27,7 @@ while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); d
 
 user_line=""
 [ "$(id -u)" -eq 0 ] && user_line="user root"   # root would otherwise drop to user mosquitto, which cannot write run/
-sed -e "s|@PORT@|$port|; s|@DIR@|$PWD/$run|; s|@USER@|$user_line|" config/mosquitto/local.conf > "$run/mosquitto.conf"
+sed -e "s|@PORT@|$port|; s|@DIR@|$dir|; s|@USER@|$user_line|" config/mosquitto/local.conf > "$run/mosquitto.conf"
 
 # A demo killed outright (its terminal closed) leaves its session-detached programs behind: stop those first.
 # (A demo still running in another terminal is stopped the same way: two would share run/demo.)
@@ -53,6 +60,8 @@ cleanup() {
   for ((i = ${#pids[@]} - 1; i >= 1; i--)); do
     kill -TERM "${pids[i]}" 2>/dev/null || true
     wait "${pids[i]}" 2>/dev/null || true
+    # The agents' goodbyes are on their way to the hub: give it a moment to take them before it stops.
+    [ "$i" -eq $((${#pids[@]} - 1)) ] && sleep 1
   done
   echo "demo: stopping mosquitto…"
   kill -TERM "${pids[0]}" 2>/dev/null || true
@@ -78,7 +87,7 @@ http_port=${DASHBOARD_PORT:-8080}
 while (exec 3<>"/dev/tcp/127.0.0.1/$http_port") 2>/dev/null; do http_port=$((http_port + 1)); done
 
 # The shipped hub.yaml, pointed at this broker, database and dashboard port.
-sed -e "s|^venue: venues/|venue: $PWD/config/venues/|; s|^  port: 1883|  port: $port|; s|^  path: /var/lib/beacontracker/hub.db|  path: $PWD/$run/hub.db|; s|^  port: 8080|  port: $http_port|" \
+sed -e "s|^venue: venues/|venue: $PWD/config/venues/|; s|^  port: 1883|  port: $port|; s|^  path: /var/lib/beacontracker/hub.db|  path: $dir/hub.db|; s|^  port: 8080|  port: $http_port|" \
   config/hub.yaml > "$run/hub.yaml"
 
 # The events as alert subscribers see them. Process substitution keeps $! the program's own pid, so cleanup signals
@@ -90,7 +99,7 @@ setsid "$bin/beacon-hub" run --config "$run/hub.yaml" > >(sed -u 's/^/hub   /') 
 pids+=($!)
 
 # The museum's nine gateways, each a real agent (decode → filter → batches → outbox → MQTT) fed by the simulator.
-setsid "$bin/beacon-sim" run config/venues/museum.yaml --mqtt "127.0.0.1:$port" --outbox-dir "$PWD/$run/outboxes" \
+setsid "$bin/beacon-sim" run config/venues/museum.yaml --mqtt "127.0.0.1:$port" --outbox-dir "$dir/outboxes" \
   >"$run/beacon-sim.log" 2>&1 &
 pids+=($!)
 

@@ -125,7 +125,10 @@ public final class Agent: Service, Sendable {
             await intake.flush()
             if client.isConnected {
                 await publisher.resendPass(interval: 1)
-                await publishStatus(.offline, reason: "shutdown")
+                // The hub does not take a batch that arrives after the goodbye for a sign of life, but the goodbye
+                // going last keeps the gateway's history in order.
+                await publisher.settle(timeout: .seconds(2))
+                await publishStatus(.offline, reason: GatewayStatus.shutdownReason)
             }
             await client.shutdown()
         }

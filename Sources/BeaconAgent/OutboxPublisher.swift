@@ -80,6 +80,15 @@ actor OutboxPublisher {
 
     private func sendFinished() { inFlight -= 1 }
 
+    /// Waits (at most `timeout`) until every batch handed to the client has its PUBACK or gave up: at a clean stop the
+    /// goodbye status goes after the last batches, not beside them.
+    func settle(timeout: Duration) async {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while inFlight > 0 && ContinuousClock.now < deadline {
+            guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return }
+        }
+    }
+
     /// Applies the hub's acknowledgement: deletes covered batches of this gateway.
     func receive(_ message: MQTTMessage) async {
         guard !message.payload.isEmpty else { return }

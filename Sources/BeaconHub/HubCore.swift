@@ -39,8 +39,14 @@ public struct HubCore: Sendable {
         var ackDirty = false
         /// Per boot with a sequence gap: seconds waited for it while the gateway was online.
         var gapWaited: [String: Double] = [:]
+        /// Per boot, the lowest sequence the agent's outbox still holds, from its latest status
+        /// (`outbox.resendFrom`); empty for agents that do not say.
+        var holdsFrom: [String: UInt64] = [:]
         /// Per boot with an unsynchronised clock: the offset (hub − gateway) its scan times are re-based by.
         var offsets: [String: Double] = [:]
+        /// Boots the gateway ended with a clean goodbye (offline, `shutdown`): what still arrives of them (a last
+        /// batch overtaken by the goodbye) is data, not a sign of life.
+        var endedBoots: Set<String> = []
     }
 
     /// How the core journals for the history database.
@@ -166,7 +172,9 @@ public struct HubCore: Sendable {
                 gateway: batch.gateway, at: now)
             return
         }
-        contact(batch.gateway, at: now, viaContract: true)
+        if !gateways[batch.gateway]!.endedBoots.contains(batch.boot) {
+            contact(batch.gateway, at: now, viaContract: true)
+        }
         if let persistence, counters.store!.backlogBatches >= persistence.maxBacklogBatches,
             gateways[batch.gateway]!.tracker.contiguous(boot: batch.boot) < batch.seq
         {
@@ -273,13 +281,20 @@ public struct HubCore: Sendable {
                     reason: status.reason, source: "gateway"))
         }
         gateways[status.gateway] = health
-        if let resendFrom = status.outbox?.resendFrom { noteResendFrom(resendFrom, of: status.gateway, at: now) }
+        if let resendFrom = status.outbox?.resendFrom {
+            gateways[status.gateway]!.holdsFrom = resendFrom
+            noteResendFrom(resendFrom, of: status.gateway, at: now)
+        }
         setHeartbeat(status.gateway, status.heartbeatSeconds.flatMap { $0 > 0 ? $0 : nil } ?? health.heartbeatSeconds)
         switch status.state {
         case .online:
+            guard !health.endedBoots.contains(status.boot) else { break }
             contact(status.gateway, at: now, viaContract: true)
             engine.noteAlive(status.gateway, at: now)
         case .offline:
+            if status.reason == GatewayStatus.shutdownReason {
+                gateways[status.gateway]!.endedBoots.insert(status.boot)
+            }
             setOnline(
                 status.gateway, false, at: now,
                 reason: "\(status.gateway) went offline (\(status.reason ?? "no reason given"))")
@@ -382,7 +397,10 @@ public struct HubCore: Sendable {
     }
 
     /// Gives up on sequence gaps no resend filled within `live.gapTimeoutSeconds` of the gateway being online: a
-    /// gateway cut off from the broker cannot resend, and its outbox may still hold what is missing.
+    /// gateway cut off from the broker cannot resend, and its outbox may still hold what is missing. A gap the agent
+    /// says its outbox still holds (`outbox.resendFrom` at or below it) is never given up: the agent resends it, and
+    /// acknowledging past it would make the agent delete a batch the hub never had. (The hub did that in a fresh demo:
+    /// a batch sent before the hub's subscription, resent late on a loaded machine, was declared lost after 60 s.)
     mutating func watchGaps(at now: Double) {
         let elapsed = max(0, now - (gapsCheckedAt ?? now))
         gapsCheckedAt = now
@@ -392,6 +410,10 @@ public struct HubCore: Sendable {
             let waiting = health.online || !health.monitored
             var waited = health.gapWaited.filter { entry in gaps.contains { $0.boot == entry.key } }
             for gap in gaps {
+                if let held = health.holdsFrom[gap.boot], held <= gap.missing {
+                    waited[gap.boot] = nil
+                    continue
+                }
                 waited[gap.boot, default: 0] += waiting ? elapsed : 0
                 guard waited[gap.boot]! >= settings.gapTimeoutSeconds,
                     let skipped = gateways[gateway]!.tracker.skipGap(boot: gap.boot)

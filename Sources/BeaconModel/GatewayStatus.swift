@@ -62,6 +62,10 @@ public struct GatewayStatus: Sendable, Hashable, Codable {
         self.reason = reason
     }
 
+    /// The `reason` of the offline status an agent publishes when it stops cleanly: its boot has ended, and nothing
+    /// more of it means the gateway is alive.
+    public static let shutdownReason = "shutdown"
+
     /// The last-will an agent leaves with the broker when it connects.
     public static func lastWill(gateway: GatewayID, boot: String) -> GatewayStatus {
         GatewayStatus(gateway: gateway, state: .offline, boot: boot, reason: "connection lost")

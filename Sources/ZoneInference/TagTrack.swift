@@ -11,7 +11,9 @@ struct TagTrack: Sendable {
     var posterior: [Float]
     /// The reported state: a zone index, or the model's `noZone`.
     var state: Int
-    var since: Double
+    /// When the tag entered `state`: its zone, or (outside every zone) the move out or its first sighting;
+    /// -infinity for a tag never heard, whose state began when the engine started tracking (`ZoneEngine.startedAt`).
+    var since = -Double.infinity
     var confidence: Double = 0
     var everHeard = false
     var lastHeard = -Double.infinity
@@ -44,6 +46,5 @@ struct TagTrack: Sendable {
         self.region = region
         self.posterior = posterior ? [Float](repeating: 1 / Float(stateCount), count: stateCount) : []
         state = noZone
-        since = 0
     }
 }

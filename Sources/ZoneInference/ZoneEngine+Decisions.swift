@@ -73,8 +73,10 @@ extension ZoneEngine {
             heard.append((Int(reading.gateway), Double(reading.level) - adjust))
         }
         guard !heard.isEmpty else { return }
-        if tracks[index].unknown {
+        if tracks[index].unknown, heard.contains(where: { !gatewayOffline[$0.gateway] }) {
             // Heard again: back in its zone as far as anyone knows, with no new enter; the filter decides the rest.
+            // Sightings that an offline gateway made before it went (a batch delivered after its goodbye) do not
+            // count: they say nothing of where the tag is now.
             tracks[index].unknown = false
             markTouched(index)
         }

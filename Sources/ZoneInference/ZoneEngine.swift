@@ -40,6 +40,8 @@ public struct ZoneEngine: Sendable {
     public internal(set) var counters = Counters()
     /// The engine's clock: the latest time passed to `advance(to:)`.
     public private(set) var now = -Double.infinity
+    /// The first time passed to `advance(to:)`: when the engine began tracking (the `since` of a tag never heard).
+    public private(set) var startedAt = -Double.infinity
     /// The newest scan time ingested.
     public private(set) var newest = -Double.infinity
 
@@ -150,6 +152,10 @@ public struct ZoneEngine: Sendable {
             track.lastAdvertisement = sighting.t
         }
         track.lastHeard = max(track.lastHeard, sighting.t)
+        if !track.everHeard && track.state == model.noZone {
+            // Known from now on, and outside every zone until a zone is decided.
+            track.since = sighting.t
+        }
         track.everHeard = true
         if !track.dirty {
             track.dirty = true
@@ -171,6 +177,7 @@ public struct ZoneEngine: Sendable {
     /// exits, stayed) that fall due. Events come out in time order.
     public mutating func advance(to t: Double, events: inout [ZoneEvent]) {
         guard t > now else { return }
+        if now == -.infinity { startedAt = t }
         now = t
         if lastTick == -.infinity { lastTick = t }
         while lastTick + settings.tickSeconds <= t {
@@ -242,7 +249,8 @@ public struct ZoneEngine: Sendable {
                 proximity: Ranging.proximity(distance: distance), lastSeen: reading.lastSeen)
         }
         return TagState(
-            tag: track.tag, beacon: track.beacon, state: summary.state, zone: summary.zone, since: track.since,
+            tag: track.tag, beacon: track.beacon, state: summary.state, zone: summary.zone,
+            since: track.since.isFinite ? track.since : startedAt.isFinite ? startedAt : max(now, 0),
             confidence: track.confidence,
             lastSeen: track.everHeard ? track.lastHeard : nil, gateways: readings)
     }
