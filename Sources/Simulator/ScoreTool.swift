@@ -27,8 +27,8 @@ public enum ScoreTool {
         var reported: [TagID: ZoneTimeline] = [:]
         try LineFileReader.forEachLine(eventsPath) { line, number in
             do {
-                let event = try ContractCoding.decodeLine(ZoneEvent.self, from: line)
-                ZoneTimeline.apply(event, to: &reported)
+                let event = try ContractCoding.decodeLine(ScoredEventLine.self, from: line)
+                ZoneTimeline.apply(event.event, to: &reported)
             } catch {
                 skipped.append("\(eventsPath):\(number): \(error)")
             }
@@ -101,5 +101,18 @@ public enum ScoreTool {
             lines.append("skipped \(report.skippedLines.count) unreadable lines, first: \(report.skippedLines[0])")
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// An event line as scoring reads it: only `type`, `tag`, `zone` and `t` are needed, so that event files written by
+/// other systems (converted to our event types) score as well as the hub's own. Other keys are ignored.
+struct ScoredEventLine: Decodable {
+    var type: ZoneEventType
+    var tag: TagID?
+    var zone: ZoneID?
+    var t: Double
+
+    var event: ZoneEvent {
+        ZoneEvent(type: type, tag: tag, zone: zone, t: t, confidence: 1, reason: "")
     }
 }

@@ -41,4 +41,63 @@ import Testing
         #expect(report.skippedLines.count == 1)
         #expect(ScoreTool.table(report).contains("baseline (strongest)"))
     }
+
+    /// Event files of other systems carry only what a zone timeline needs: four keys per line score exactly as the
+    /// hub's full lines do, and a line that lacks one of the four is skipped and named.
+    @Test func minimalEventLinesOfFourKeysScoreLikeFullOnes() throws {
+        let venue = try VenueLoader.load(
+            from: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml").path)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("score-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let truth = [
+            #"{"tag":"visitor-001","zone":"entrance","enter":1000,"exit":1060}"#,
+            #"{"tag":"visitor-001","zone":"egypt","enter":1060,"exit":1120}"#,
+            #"{"tag":"visitor-001","zone":null,"enter":1120,"exit":1180}"#,
+        ]
+        try truth.joined(separator: "\n").write(toFile: directory + "/truth.jsonl", atomically: true, encoding: .utf8)
+        // Decided 4 s late into egypt, and out of the venue 10 s late; one line lacks its time.
+        let minimal = [
+            #"{"type":"enter","tag":"visitor-001","zone":"entrance","t":1000}"#,
+            #"{"type":"enter","tag":"visitor-001","zone":"egypt","t":1064}"#,
+            #"{"type":"stayed","tag":"visitor-001","zone":"egypt","t":1100}"#,
+            #"{"type":"exit","tag":"visitor-001","zone":"egypt","t":1130}"#,
+            #"{"type":"enter","tag":"visitor-001","zone":"rome"}"#,
+        ]
+        try minimal.joined(separator: "\n").write(
+            toFile: directory + "/minimal.jsonl", atomically: true, encoding: .utf8)
+        let full = try minimal.dropLast().map { line -> String in
+            let event = try JSONDecoder().decode(MinimalEvent.self, from: Data(line.utf8))
+            return try ContractCoding.encodeLine(
+                ZoneEvent(
+                    type: event.type, tag: event.tag, zone: event.zone, t: event.t, confidence: 0.9,
+                    reason: "full line"))
+        }
+        try full.joined(separator: "\n").write(toFile: directory + "/full.jsonl", atomically: true, encoding: .utf8)
+
+        let fromMinimal = try ScoreTool.run(
+            venue: venue, truthPath: directory + "/truth.jsonl", eventsPath: directory + "/minimal.jsonl",
+            sightingsPath: nil)
+        let fromFull = try ScoreTool.run(
+            venue: venue, truthPath: directory + "/truth.jsonl", eventsPath: directory + "/full.jsonl",
+            sightingsPath: nil)
+        #expect(fromMinimal.hub == fromFull.hub)
+        #expect(fromMinimal.hub.trueTransitions == 2)
+        #expect(fromMinimal.hub.missedTransitions == 0)
+        // Latencies 4 s and 10 s; the scorer's percentiles take the nearest rank, rounding half up.
+        #expect(fromMinimal.hub.latencyMedian == 10)
+        #expect(fromMinimal.hub.falseTransitions == 0)
+        // 14 s of the 178 s scored (after the 2 s grace) were in the wrong zone.
+        #expect(abs(fromMinimal.hub.accuracy - 164.0 / 178.0) < 1e-9)
+        #expect(fromMinimal.skippedLines.count == 1)
+        #expect(fromMinimal.skippedLines.first?.contains("minimal.jsonl:5") == true)
+        #expect(fromFull.skippedLines.isEmpty)
+    }
+
+    struct MinimalEvent: Decodable {
+        var type: ZoneEventType
+        var tag: TagID
+        var zone: ZoneID?
+        var t: Double
+    }
 }
