@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long round of the fault tests (issue 9; docs/operations.md "Fault tests"): the hub SIGKILLed 50 times mid-ingest,
+# The long round of the fault tests (docs/operations.md "Fault tests"): the hub SIGKILLed 50 times mid-ingest,
 # the broker stopped with SIGTERM and killed with SIGKILL 10 times each under load, a gateway cut off for 120 s, and the
 # shipped broker configuration's security checks. CI runs the same tests in a shorter round (8 hub kills, 3 + 3 broker
 # stops, a 20 s cut) as

@@ -161,8 +161,32 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
 
     /// Reads and checks agent.yaml.
     public static func load(from path: String) throws(ConfigError) -> AgentConfiguration {
-        var configuration = try ConfigLoader.load(AgentConfiguration.self, from: path)
+        var problems: [ConfigError] = []
+        guard let configuration = read(from: path, problems: &problems), problems.isEmpty else {
+            throw problems.first ?? ConfigError(.invalidValue, file: path, key: "", "cannot be used")
+        }
+        return configuration
+    }
+
+    /// agent.yaml decoded, its MQTT files resolved and its sections cross-checked; every problem found is added to
+    /// `problems` (what `load` throws the first of, and `check` reports). Decoding stops at its first problem (the
+    /// result is then nil).
+    static func read(from path: String, problems: inout [ConfigError]) -> AgentConfiguration? {
+        var configuration: AgentConfiguration
+        do {
+            configuration = try ConfigLoader.load(AgentConfiguration.self, from: path)
+        } catch {
+            problems.append(error)
+            return nil
+        }
         configuration.mqtt = configuration.mqtt.resolvingFiles(relativeTo: path)
+        var regionIDs: Set<String> = []
+        for (index, region) in configuration.regions.enumerated() where !regionIDs.insert(region.id).inserted {
+            problems.append(
+                ConfigError(
+                    .invalidValue, file: path, key: "regions[\(index)].id",
+                    "region id \"\(region.id)\" is used twice: give each region its own"))
+        }
         return configuration
     }
 }

@@ -120,21 +120,13 @@ public struct MQTTSettings: Decodable, Sendable, Hashable {
         return settings
     }
 
-    /// The client configuration for one program; reads `passwordFile` now so a missing file fails at start-up.
+    /// The client configuration for one program; reads `passwordFile` and checks the TLS files now, so that a missing
+    /// file fails at start-up (as `check` reports it) rather than at the first connection.
     public func clientConfiguration(
         defaultClientID: String, cleanSession: Bool, will: MQTTConfiguration.Will?, configFile: String
     ) throws(ConfigError) -> MQTTConfiguration {
-        var secret = password
-        if let passwordFile {
-            do {
-                let text = try String(contentsOfFile: passwordFile, encoding: .utf8)
-                secret = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-            } catch {
-                throw ConfigError(
-                    .invalidValue, file: configFile, key: "mqtt.passwordFile",
-                    "cannot read \(passwordFile) (\(error.localizedDescription)): check the path and permissions")
-            }
-        }
+        let secret = try readPassword(configFile: configFile)
+        if let problem = tlsProblems(configFile: configFile).first { throw problem }
         let tlsConfiguration = tls.map { tls in
             MQTTConfiguration.TLS(
                 caFile: tls.caFile, certificateFile: tls.certFile, keyFile: tls.keyFile,
@@ -145,6 +137,68 @@ public struct MQTTSettings: Decodable, Sendable, Hashable {
             tls: tlsConfiguration, keepAlive: keepAlive, cleanSession: cleanSession, will: will,
             reconnectMinimumDelay: .milliseconds(Int(reconnectMinSeconds * 1000)),
             reconnectMaximumDelay: .milliseconds(Int(reconnectMaxSeconds * 1000)), maximumPacketBytes: maxPacketBytes)
+    }
+
+    /// The password: `password`, or the first line of `passwordFile`, which must be readable and not empty.
+    public func readPassword(configFile: String) throws(ConfigError) -> String? {
+        guard let passwordFile else { return password }
+        if let problem = ReferencedFile.readProblem(
+            passwordFile, what: "the password file", configFile: configFile, key: "mqtt.passwordFile")
+        {
+            throw problem
+        }
+        let text: String
+        do {
+            text = try String(contentsOfFile: passwordFile, encoding: .utf8)
+        } catch {
+            throw ConfigError(
+                .unreadable, file: configFile, key: "mqtt.passwordFile",
+                "cannot read \(passwordFile) (\(error.localizedDescription)): check the path and permissions")
+        }
+        guard let first = text.split(whereSeparator: \.isNewline).first else {
+            throw ConfigError(
+                .invalidValue, file: configFile, key: "mqtt.passwordFile",
+                "the password file \(passwordFile) is empty: write the broker password on its first line")
+        }
+        return String(first)
+    }
+
+    /// What is wrong with the `tls:` files: each must be a readable PEM file, and a client certificate needs its key.
+    /// Every problem, each under its key.
+    public func tlsProblems(configFile: String) -> [ConfigError] {
+        guard let tls else { return [] }
+        var problems: [ConfigError] = []
+        let files = [
+            ("caFile", "the CA certificate", tls.caFile), ("certFile", "the client certificate", tls.certFile),
+            ("keyFile", "the client key", tls.keyFile),
+        ]
+        for case let (name, what, path?) in files {
+            let key = "mqtt.tls.\(name)"
+            if let problem = ReferencedFile.readProblem(path, what: what, configFile: configFile, key: key) {
+                problems.append(problem)
+            } else if let data = FileManager.default.contents(atPath: path),
+                !String(decoding: data.prefix(65536), as: UTF8.self).contains("-----BEGIN ")
+            {
+                problems.append(
+                    ConfigError(
+                        .invalidValue, file: configFile, key: key,
+                        "\(what) \(path) is not PEM (no -----BEGIN line): convert it, e.g. openssl x509 -inform der "
+                            + "-in FILE -out FILE.pem (openssl pkey for a key)"))
+            }
+        }
+        if (tls.certFile == nil) != (tls.keyFile == nil) {
+            problems.append(
+                ConfigError(
+                    .missingKey, file: configFile, key: tls.certFile == nil ? "mqtt.tls.certFile" : "mqtt.tls.keyFile",
+                    "a client certificate and its key go together: set both certFile and keyFile, or neither"))
+        }
+        return problems
+    }
+
+    /// The broker as `check` summarises it: `127.0.0.1:1883 (plain TCP), root beacontracker`, with TLS and user.
+    public var brokerSummary: String {
+        let transport = tls.map { "TLS \($0.version.rawValue)+\($0.certFile == nil ? "" : ", client certificate")" }
+        return "\(host):\(port) (\(transport ?? "plain TCP")\(username.map { ", user \($0)" } ?? "")), root \(root)"
     }
 
     /// The topic tree for `site`.

@@ -18,6 +18,16 @@ public enum VenueLoader {
         return venue
     }
 
+    /// Why `beacon` is not a beacon id in the contract's format (docs/mqtt.md), or `nil`; for every file that names
+    /// tags (the venue's and hub.yaml's `tags:`).
+    public static func beaconProblem(_ beacon: String) -> String? {
+        let prefixes = ["ibeacon:", "altbeacon:", "eddystone-uid:"]
+        guard prefixes.contains(where: beacon.hasPrefix), beacon.split(separator: ":").count >= 3 else {
+            return "expected a beacon id such as ibeacon:<uuid>:<major>:<minor> (docs/mqtt.md), found \"\(beacon)\""
+        }
+        return nil
+    }
+
     static func validate(_ venue: Venue, file: String) throws(ConfigError) {
         func fail(_ key: String, _ message: String) -> ConfigError {
             ConfigError(.invalidValue, file: file, key: key, message)
@@ -66,13 +76,7 @@ public enum VenueLoader {
             guard tagIDs.insert(tag.id).inserted else {
                 throw fail("tags[\(index)].id", "tag id \"\(tag.id)\" is used twice")
             }
-            let prefixes = ["ibeacon:", "altbeacon:", "eddystone-uid:"]
-            guard prefixes.contains(where: tag.beacon.hasPrefix), tag.beacon.split(separator: ":").count >= 3 else {
-                throw fail(
-                    "tags[\(index)].beacon",
-                    "expected a beacon id such as ibeacon:<uuid>:<major>:<minor> (docs/mqtt.md), found \"\(tag.beacon)\""
-                )
-            }
+            if let problem = beaconProblem(tag.beacon) { throw fail("tags[\(index)].beacon", problem) }
             if let start = tag.start, !zoneIDs.contains(start.rawValue) {
                 throw fail("tags[\(index)].start", "no zone \"\(start)\"")
             }

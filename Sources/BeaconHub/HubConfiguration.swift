@@ -66,21 +66,44 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
 
     /// Reads and checks hub.yaml, and the venue file it names (a relative path is taken from hub.yaml's folder).
     public static func load(from path: String) throws(ConfigError) -> HubConfiguration {
-        var configuration = try ConfigLoader.load(HubConfiguration.self, from: path)
-        func resolve(_ file: String) -> String {
-            file.hasPrefix("/")
-                ? file : URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(file).path
+        var problems: [ConfigError] = []
+        guard let configuration = read(from: path, problems: &problems), problems.isEmpty else {
+            throw problems.first ?? ConfigError(.invalidValue, file: path, key: "", "cannot be used")
         }
+        return configuration
+    }
+
+    /// hub.yaml decoded, its paths resolved and the calibration and venue files it names read and cross-checked with
+    /// it; every problem found is added to `problems` (what `load` throws the first of, and `check` reports).
+    /// Decoding stops at its first problem (the result is then nil); the steps after it each go on.
+    static func read(from path: String, problems: inout [ConfigError]) -> HubConfiguration? {
+        var configuration: HubConfiguration
+        do {
+            configuration = try ConfigLoader.load(HubConfiguration.self, from: path)
+        } catch {
+            problems.append(error)
+            return nil
+        }
+        func resolve(_ file: String) -> String { ReferencedFile.resolve(file, relativeTo: path) }
         if let calibration = configuration.calibration {
             let resolved = resolve(calibration)
-            let loaded = try ConfigLoader.load(Calibration.self, from: resolved)
-            guard loaded.site == configuration.site else {
-                throw ConfigError(
-                    .invalidValue, file: path, key: "calibration",
-                    "\(resolved) calibrates site \(loaded.site), but this hub serves site \(configuration.site)")
-            }
             configuration.calibration = resolved
-            configuration.loadedCalibration = loaded
+            do throws(ConfigError) {
+                if let problem = ReferencedFile.readProblem(
+                    resolved, what: "the calibration file", configFile: path, key: "calibration")
+                {
+                    throw problem
+                }
+                let loaded = try ConfigLoader.load(Calibration.self, from: resolved)
+                guard loaded.site == configuration.site else {
+                    throw ConfigError(
+                        .invalidValue, file: path, key: "calibration",
+                        "\(resolved) calibrates site \(loaded.site), but this hub serves site \(configuration.site)")
+                }
+                configuration.loadedCalibration = loaded
+            } catch {
+                problems.append(error)
+            }
         }
         configuration.mqtt = configuration.mqtt.resolvingFiles(relativeTo: path)
         if var store = configuration.store {
@@ -96,15 +119,26 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         }
         if let venue = configuration.venue {
             let resolved = resolve(venue)
-            let loaded = try VenueLoader.load(from: resolved)
-            guard loaded.site == configuration.site else {
-                throw ConfigError(
-                    .invalidValue, file: path, key: "venue",
-                    "\(resolved) is the venue of site \(loaded.site), but this hub serves site \(configuration.site)")
-            }
             configuration.venue = resolved
-            configuration.loadedVenue = loaded
+            do throws(ConfigError) {
+                if let problem = ReferencedFile.readProblem(
+                    resolved, what: "the venue file", configFile: path, key: "venue")
+                {
+                    throw problem
+                }
+                let loaded = try VenueLoader.load(from: resolved)
+                guard loaded.site == configuration.site else {
+                    throw ConfigError(
+                        .invalidValue, file: path, key: "venue",
+                        "\(resolved) is the venue of site \(loaded.site), but this hub serves site \(configuration.site)"
+                    )
+                }
+                configuration.loadedVenue = loaded
+            } catch {
+                problems.append(error)
+            }
         }
+        problems += configuration.crossCheckProblems(file: path)
         return configuration
     }
 }

@@ -1,6 +1,10 @@
 import Crypto
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Maps tag and beacon ids to the ids the history tables hold: the ids themselves, or keyed pseudonyms
 /// (`p-` + the first 16 hex digits of HMAC-SHA256(key, id)) when `store.pseudonymise` is on. The same id always gets
 /// the same pseudonym under one key, so visits, routes and dwell per tag still work; without the key, a pseudonym
@@ -39,9 +43,35 @@ public struct TagPseudonyms: Sendable {
             let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
             guard manager.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
             else {
-                throw HubSetupError("cannot create the pseudonymisation key \(path): check its folder is writable")
+                throw cannotCreate(path)
             }
         }
+        return TagPseudonyms(key: try readKey(at: path))
+    }
+
+    /// What `load` would refuse, found without creating the key: a missing key whose folder is not writable, or a key
+    /// that others can read, that cannot be read or is too short. For `beacon-hub check`.
+    public static func problem(_ settings: HubStoreSettings?) -> HubSetupError? {
+        guard let settings, settings.pseudonymise, let path = settings.keyFile else { return nil }
+        guard FileManager.default.fileExists(atPath: path) else {
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            return access(folder, W_OK | X_OK) == 0 ? nil : cannotCreate(path)
+        }
+        do {
+            _ = try readKey(at: path)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private static func cannotCreate(_ path: String) -> HubSetupError {
+        HubSetupError("cannot create the pseudonymisation key \(path): check its folder is writable")
+    }
+
+    /// The key in `path`, refused when others can read it or it holds fewer than 16 bytes.
+    static func readKey(at path: String) throws(HubSetupError) -> [UInt8] {
+        let manager = FileManager.default
         guard let attributes = try? manager.attributesOfItem(atPath: path),
             let mode = attributes[.posixPermissions] as? Int, let data = manager.contents(atPath: path)
         else {
@@ -57,7 +87,7 @@ public struct TagPseudonyms: Sendable {
                 "the pseudonymisation key \(path) holds \(data.count) bytes; at least 16 are needed: delete it to "
                     + "have a new one made (pseudonyms then change: use a new database)")
         }
-        return TagPseudonyms(key: [UInt8](data))
+        return [UInt8](data)
     }
 }
 

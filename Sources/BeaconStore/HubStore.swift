@@ -82,6 +82,7 @@ public final class HubStore: Sendable {
     public init(
         path: String, durability: StoreDatabase.Durability = .normal, tripGapSeconds: Double = 600
     ) throws(StoreError) {
+        if let problem = StoreDatabase.locationProblem(path) { throw problem }
         let lockPath = path + "-writer.lock"
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {

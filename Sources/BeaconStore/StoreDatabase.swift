@@ -23,6 +23,7 @@ public final class StoreDatabase: Sendable {
     /// A database written by a newer BeaconTracker (it holds migrations this build does not know) is refused rather
     /// than altered.
     public init(path: String, durability: Durability = .normal, schema: StoreSchema) throws(StoreError) {
+        if let problem = Self.locationProblem(path) { throw problem }
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in

@@ -12,7 +12,7 @@ struct BeaconAgentCommand: AsyncParsableCommand {
         commandName: "beacon-agent",
         abstract: "BeaconTracker gateway agent: scans BLE beacons and publishes sightings to MQTT.",
         version: BeaconTrackerVersion.current,
-        subcommands: [Run.self, Replay.self, Decode.self],
+        subcommands: [Run.self, Check.self, Replay.self, Decode.self],
         defaultSubcommand: Run.self
     )
 
@@ -33,6 +33,25 @@ struct BeaconAgentCommand: AsyncParsableCommand {
             try await runAgent(
                 config: config, logLevel: logLevel, source: noScan ? .none : .scanner, stopWhenDrained: nil)
         }
+    }
+}
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check agent.yaml and the files it names without starting anything.",
+        discussion: """
+            Prints a summary (gateway, broker, regions, outbox, scanner) and exits 0, or prints every problem with \
+            its key and what to do and exits 78. Connects to nothing, opens no outbox, does not scan. The systemd \
+            unit runs it before the agent (ExecStartPre).
+            """)
+
+    @Option(help: "Path of agent.yaml.")
+    var config = "/etc/beacontracker/agent.yaml"
+
+    func run() throws {
+        let report = AgentConfigurationCheck.run(configFile: config)
+        print(report.text)
+        if !report.passed { throw ExitCode(78) }
     }
 }
 

@@ -18,7 +18,8 @@ struct BeaconHubCommand: AsyncParsableCommand {
         discussion: "Configuration: docs/configuration.md. Zone inference: docs/inference.md.",
         version: BeaconTrackerVersion.current,
         subcommands: [
-            Run.self, Watch.self, Replay.self, Calibrate.self, Visits.self, Dwell.self, Routes.self, Occupancy.self,
+            Run.self, Check.self, Watch.self, Replay.self, Calibrate.self, Visits.self, Dwell.self, Routes.self,
+            Occupancy.self,
             Forget.self, Backup.self,
         ],
         defaultSubcommand: Run.self
@@ -53,6 +54,25 @@ struct BeaconHubCommand: AsyncParsableCommand {
                 services: [hub], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
                 logger: logger)
             try await group.run()
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check hub.yaml and the files it names without starting anything.",
+            discussion: """
+                Prints a summary (site, zones, gateways, tags, regions, store, http, broker) and exits 0, or prints \
+                every problem with its key and what to do and exits 78. Connects to nothing, opens no database, \
+                binds no port. The systemd unit runs it before the hub (ExecStartPre).
+                """)
+
+        @Option(help: "Path of hub.yaml.")
+        var config = "/etc/beacontracker/hub.yaml"
+
+        func run() throws {
+            let report = HubConfigurationCheck.run(configFile: config)
+            print(report.text)
+            if !report.passed { throw ExitCode(78) }
         }
     }
 
