@@ -1,0 +1,56 @@
+import ArgumentParser
+import BeaconConfig
+import Foundation
+import Simulator
+
+/// `beacon-sim venue --random --seed S [--family F] [--out FILE]`: writes a venue drawn from a seed.
+struct VenueCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "venue",
+        abstract: "Write a random venue file drawn from a seed (the same seed gives the same file).",
+        discussion:
+            "Families: \(RandomVenue.Family.allCases.map(\.rawValue).joined(separator: ", ")). docs/simulator.md.")
+
+    @Flag(help: "Draw the venue at random (the only kind this command makes so far).")
+    var random = false
+
+    @Option(help: "Random seed: the same seed (and family) gives the same file.")
+    var seed: UInt64
+
+    @Option(help: "Force the family instead of letting the seed choose it.")
+    var family: String?
+
+    @Option(help: "Where to write the venue file (default: standard output).")
+    var out: String?
+
+    func validate() throws {
+        guard random else { throw ValidationError("give --random: only random venues can be made so far") }
+        if let family, RandomVenue.Family(rawValue: family) == nil {
+            let known = RandomVenue.Family.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("--family \(family): expected one of \(known)")
+        }
+    }
+
+    func run() throws {
+        let drawn = RandomVenue.generate(seed: seed, family: family.flatMap(RandomVenue.Family.init(rawValue:)))
+        do {
+            _ = try VenueLoader.decode(drawn.yaml, file: out ?? "<stdout>")
+        } catch {
+            print("error: the drawn venue does not load (a generator bug; please report the seed): \(error)")
+            throw ExitCode(70)
+        }
+        guard let out else {
+            print(drawn.yaml, terminator: "")
+            return
+        }
+        do {
+            try drawn.yaml.write(toFile: out, atomically: true, encoding: .utf8)
+        } catch {
+            print("error: cannot write \(out): \(error.localizedDescription); check the folder exists and is writable")
+            throw ExitCode(73)
+        }
+        print(
+            "beacon-sim: \(drawn.family.rawValue) venue (seed \(seed)): \(drawn.zones) zones, \(drawn.gateways) gateways,"
+                + " \(drawn.tags) tags → \(out)")
+    }
+}
