@@ -2,7 +2,9 @@ import BeaconModel
 import Foundation
 import ZoneInference
 
-/// `beacon-sim score`: the hub's event lines against the ground truth, beside the strongest-gateway baseline.
+/// `beacon-sim score`: the hub's event lines against the ground truth, beside the strongest-gateway baseline and,
+/// when given, the position oracle (`oracle.jsonl` of `beacon-sim run`: the practical limit) and the nominal-model
+/// reference (`nominal.jsonl`).
 public enum ScoreTool {
     /// The scores, and lines that could not be read (reported, skipped).
     public struct Report: Sendable, Codable {
@@ -11,10 +13,17 @@ public enum ScoreTool {
         public var perTag: [String: ZoneScore]
         public var baselinePerTag: [String: ZoneScore]?
         public var skippedLines: [String]
+        /// The position oracle's score, and the hub's accuracy minus the oracle's, in percentage points.
+        public var oracle: ZoneScore?
+        public var hubMinusOraclePoints: Double?
+        /// The nominal-model reference's score.
+        public var nominal: ZoneScore?
     }
 
-    public static func run(venue: Venue, truthPath: String, eventsPath: String, sightingsPath: String?) throws -> Report
-    {
+    public static func run(
+        venue: Venue, truthPath: String, eventsPath: String, sightingsPath: String?, oraclePath: String? = nil,
+        nominalPath: String? = nil
+    ) throws -> Report {
         var skipped: [String] = []
         var truth: [TruthInterval] = []
         try LineFileReader.forEachLine(truthPath) { line, number in
@@ -24,20 +33,20 @@ public enum ScoreTool {
                 skipped.append("\(truthPath):\(number): \(ContractCoding.describe(error))")
             }
         }
-        var reported: [TagID: ZoneTimeline] = [:]
-        try LineFileReader.forEachLine(eventsPath) { line, number in
-            do {
-                let event = try ContractCoding.decodeLine(ScoredEventLine.self, from: line)
-                ZoneTimeline.apply(event.event, to: &reported)
-            } catch {
-                skipped.append("\(eventsPath):\(number): \(error)")
-            }
-        }
-        let hub = Scorer.score(truth: truth, reported: reported)
+        let hub = Scorer.score(truth: truth, reported: try timelines(eventsPath, skipped: &skipped))
         var report = Report(
             hub: hub.overall, baseline: nil,
             perTag: Dictionary(uniqueKeysWithValues: hub.perTag.map { ($0.key.rawValue, $0.value) }),
             baselinePerTag: nil, skippedLines: skipped)
+        if let oraclePath {
+            let oracle = Scorer.score(truth: truth, reported: try timelines(oraclePath, skipped: &report.skippedLines))
+            report.oracle = oracle.overall
+            report.hubMinusOraclePoints = (hub.overall.accuracy - oracle.overall.accuracy) * 100
+        }
+        if let nominalPath {
+            report.nominal =
+                Scorer.score(truth: truth, reported: try timelines(nominalPath, skipped: &report.skippedLines)).overall
+        }
         if let sightingsPath {
             // The baseline is the engine's `strongest` method with the baseline's settings.
             let names = venue.namedTags.map { (beacon: $0.beacon, tag: $0.id) }
@@ -67,6 +76,20 @@ public enum ScoreTool {
         return report
     }
 
+    /// Each tag's reported zones from a file of event lines; unreadable lines are added to `skipped`.
+    static func timelines(_ path: String, skipped: inout [String]) throws -> [TagID: ZoneTimeline] {
+        var reported: [TagID: ZoneTimeline] = [:]
+        try LineFileReader.forEachLine(path) { line, number in
+            do {
+                let event = try ContractCoding.decodeLine(ScoredEventLine.self, from: line)
+                ZoneTimeline.apply(event.event, to: &reported)
+            } catch {
+                skipped.append("\(path):\(number): \(error)")
+            }
+        }
+        return reported
+    }
+
     /// The report as a table: overall, then per tag, hub beside baseline.
     public static func table(_ report: Report) -> String {
         func cells(_ score: ZoneScore?) -> String {
@@ -88,6 +111,15 @@ public enum ScoreTool {
         ]
         if let baseline = report.baseline {
             lines.append("baseline (strongest) " + cells(baseline))
+        }
+        if let oracle = report.oracle {
+            lines.append("oracle (exact map)".padding(toLength: 21, withPad: " ", startingAt: 0) + cells(oracle))
+        }
+        if let nominal = report.nominal {
+            lines.append("nominal model".padding(toLength: 21, withPad: " ", startingAt: 0) + cells(nominal))
+        }
+        if let points = report.hubMinusOraclePoints {
+            lines.append(String(format: "hub − oracle: %+.1f points", points))
         }
         lines.append("")
         for tag in report.perTag.keys.sorted() {

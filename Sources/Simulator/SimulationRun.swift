@@ -2,7 +2,8 @@ import BeaconModel
 import Foundation
 
 /// `beacon-sim run VENUE --out DIR`: a seeded run written as `sightings.jsonl` (the contract's sighting lines) and
-/// `truth.jsonl` (one true interval per line), optionally gzip-compressed.
+/// `truth.jsonl` (one true interval per line), optionally gzip-compressed; unless told not to, also the decisions of
+/// the position oracle (`oracle.jsonl`, exact map) and of the nominal-model reference (`nominal.jsonl`) as event lines.
 public enum SimulationRun {
     /// What a run produced.
     public struct Summary: Sendable {
@@ -11,10 +12,15 @@ public enum SimulationRun {
         public var tags: Int
         public var gateways: Int
         public var wallSeconds: Double
+        /// Of `wallSeconds`, the time the oracle and the nominal reference took (0 without them).
+        public var oracleSeconds: Double = 0
+        /// The oracle's grid: cells and their side, metres (nil without the oracle).
+        public var oracleCells: (count: Int, size: Double)?
     }
 
     public static func writeFiles(
-        venue: Venue, seed: UInt64, start: Double, duration: Double, directory: String, gzip: Bool
+        venue: Venue, seed: UInt64, start: Double, duration: Double, directory: String, gzip: Bool,
+        oracle: Bool = false
     ) throws -> Summary {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let suffix = gzip ? ".jsonl.gz" : ".jsonl"
@@ -25,19 +31,55 @@ public enum SimulationRun {
         var simulation = VenueSimulation(venue: venue, seed: seed, start: start)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        // The oracles see every sighting as it is made, with the run's own radio model and tags.
+        var oracles: [(filter: PositionOracle, writer: LineFileWriter)] = []
+        let building = clock.now
+        if oracle {
+            for (knowledge, name) in [(PositionOracle.Knowledge.exact, "oracle"), (.nominal, "nominal")] {
+                let filter = PositionOracle(
+                    venue: venue, radio: simulation.radio, tags: simulation.tags, knowledge: knowledge)
+                oracles.append((filter, try LineFileWriter(path: "\(directory)/\(name)\(suffix)", gzip: gzip)))
+            }
+        }
+        var oracleTime = clock.now - building
+        var events: [ZoneEvent] = []
+        func writeEvents(_ writer: LineFileWriter) {
+            for event in events {
+                if let data = try? encoder.encode(event) { writer.write(String(decoding: data, as: UTF8.self)) }
+            }
+            events.removeAll(keepingCapacity: true)
+        }
         simulation.run(
             until: start + duration,
-            sighting: { sightings.write(line(for: $0)) },
+            sighting: { sighting in
+                sightings.write(line(for: sighting))
+                guard !oracles.isEmpty else { return }
+                let before = clock.now
+                for index in oracles.indices {
+                    oracles[index].filter.ingest(sighting, events: &events)
+                    writeEvents(oracles[index].writer)
+                }
+                oracleTime += clock.now - before
+            },
             truth: { interval in
                 if let data = try? encoder.encode(interval) { truth.write(String(decoding: data, as: UTF8.self)) }
             })
+        for index in oracles.indices {
+            oracles[index].filter.finish(at: start + duration, events: &events)
+            writeEvents(oracles[index].writer)
+            try oracles[index].writer.close()
+        }
         try sightings.close()
         try truth.close()
-        let elapsed = clock.now - began
-        let (seconds, attoseconds) = elapsed.components
         return Summary(
             sightings: sightings.lines, truthIntervals: truth.lines, tags: simulation.tags.count,
-            gateways: venue.gateways.count, wallSeconds: Double(seconds) + Double(attoseconds) / 1e18)
+            gateways: venue.gateways.count, wallSeconds: seconds(clock.now - began), oracleSeconds: seconds(oracleTime),
+            oracleCells: oracles.first?.filter.cells)
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     /// A sighting line, formatted by hand: JSONEncoder would dominate the run time for millions of lines.

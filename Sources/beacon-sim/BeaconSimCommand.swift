@@ -14,7 +14,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
         abstract: "BeaconTracker venue simulator: gateways, zones and walking tags with ground truth.",
         discussion: "Venue files: docs/venue.md. Output formats: docs/simulator.md.",
         version: BeaconTrackerVersion.current,
-        subcommands: [Run.self, CalibrationWalkCommand.self, Score.self, VenueCommand.self]
+        subcommands: [Run.self, CalibrationWalkCommand.self, Score.self, VenueCommand.self, BenchCommand.self]
     )
 
     struct Run: AsyncParsableCommand {
@@ -24,7 +24,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
         @Argument(help: "The venue file (config/venues/*.yaml).")
         var venue: String
 
-        @Option(help: "Directory for sightings.jsonl and truth.jsonl (as fast as possible).")
+        @Option(help: "Directory for sightings, truth, oracle and nominal .jsonl files (as fast as possible).")
         var out: String?
 
         @Option(help: "HOST:PORT of a broker: play every gateway live, as an agent would.")
@@ -50,6 +50,11 @@ struct BeaconSimCommand: AsyncParsableCommand {
 
         @Flag(help: "Write .jsonl.gz (gzip) instead of .jsonl.")
         var gzip = false
+
+        @Flag(
+            name: .customLong("no-oracle"),
+            help: "With --out: skip oracle.jsonl and nominal.jsonl (the position oracle costs most of the run time).")
+        var noOracle = false
 
         func validate() throws {
             guard (out == nil) != (mqtt == nil) else {
@@ -81,12 +86,18 @@ struct BeaconSimCommand: AsyncParsableCommand {
             let duration = self.duration ?? "1h"
             let begin = start ?? Date().timeIntervalSince1970.rounded(.down)
             let summary = try SimulationRun.writeFiles(
-                venue: loaded, seed: seed, start: begin, duration: seconds ?? 3600, directory: out, gzip: gzip)
-            let rate = Double(summary.sightings) / max(summary.wallSeconds, 1e-9)
+                venue: loaded, seed: seed, start: begin, duration: seconds ?? 3600, directory: out, gzip: gzip,
+                oracle: !noOracle)
+            let rate = Double(summary.sightings) / max(summary.wallSeconds - summary.oracleSeconds, 1e-9)
             print(
                 "beacon-sim: \(loaded.site): \(summary.tags) tags, \(summary.gateways) gateways, \(duration) simulated"
                     + " in \(String(format: "%.1f", summary.wallSeconds)) s: \(summary.sightings) sightings"
                     + " (\(Int(rate)) sightings/s), \(summary.truthIntervals) truth intervals → \(out)")
+            if let cells = summary.oracleCells {
+                print(
+                    "beacon-sim: oracle and nominal reference (\(cells.count) cells of \(cells.size) m) took"
+                        + " \(String(format: "%.1f", summary.oracleSeconds)) s of that → oracle, nominal event lines")
+            }
         }
 
         func runLive(_ venue: Venue, broker: String, duration: Double?) async throws {
@@ -135,6 +146,12 @@ struct Score: ParsableCommand {
     @Option(help: "sightings.jsonl: also score the strongest-gateway baseline on them.")
     var sightings: String?
 
+    @Option(help: "oracle.jsonl from beacon-sim run: also score the position oracle (the practical limit).")
+    var oracle: String?
+
+    @Option(help: "nominal.jsonl from beacon-sim run: also score the nominal-model reference.")
+    var nominal: String?
+
     @Flag(help: "Print JSON instead of a table.")
     var json = false
 
@@ -148,7 +165,9 @@ struct Score: ParsableCommand {
         }
         let report: ScoreTool.Report
         do {
-            report = try ScoreTool.run(venue: loaded, truthPath: truth, eventsPath: events, sightingsPath: sightings)
+            report = try ScoreTool.run(
+                venue: loaded, truthPath: truth, eventsPath: events, sightingsPath: sightings, oraclePath: oracle,
+                nominalPath: nominal)
         } catch {
             print("error: \(error.localizedDescription)")
             throw ExitCode(66)

@@ -1,0 +1,166 @@
+import Foundation
+
+/// What `beacon-sim bench` found: a row per venue and a summary per family (and for all), as a table or JSON.
+public struct BenchReport: Sendable, Hashable, Codable {
+    /// One venue: what it is and how the hub, the baseline and (when the run wrote one) the oracle scored.
+    public struct Row: Sendable, Hashable, Codable {
+        public var seed: UInt64
+        public var family: String
+        public var zones: Int
+        public var gateways: Int
+        public var hub: ZoneScore
+        public var baseline: ZoneScore?
+        public var oracle: ZoneScore?
+        /// Accuracy differences as fractions (0.05 = 5 points); nil without the other score.
+        public var hubMinusOracle: Double?
+        public var hubMinusBaseline: Double?
+
+        public init(
+            seed: UInt64, family: String, zones: Int, gateways: Int, hub: ZoneScore, baseline: ZoneScore?,
+            oracle: ZoneScore?
+        ) {
+            self.seed = seed
+            self.family = family
+            self.zones = zones
+            self.gateways = gateways
+            self.hub = hub
+            self.baseline = baseline
+            self.oracle = oracle
+            hubMinusOracle = oracle.map { hub.accuracy - $0.accuracy }
+            hubMinusBaseline = baseline.map { hub.accuracy - $0.accuracy }
+        }
+    }
+
+    /// One family's venues (or all of them): medians over venues, and the worst venue.
+    public struct Summary: Sendable, Hashable, Codable {
+        /// The family's name, or `all`.
+        public var family: String
+        public var venues: Int
+        public var medianAccuracy: Double
+        public var worstAccuracy: Double
+        public var worstSeed: UInt64
+        /// Medians over the venues that have the other score; nil when none has.
+        public var medianHubMinusOracle: Double?
+        public var medianHubMinusBaseline: Double?
+        public var medianFalseTransitionsPerTagHour: Double
+        /// Medians over venues of each venue's latency median and p90; nil when no venue had a crossing reported.
+        public var medianLatencyMedian: Double?
+        public var medianLatencyP90: Double?
+    }
+
+    /// The seeds asked for, as `--seeds` takes them, and what they are for (`Bench.seedSetNote`).
+    public var seeds: String
+    public var seedSet: String
+    public var durationSeconds: Double
+    public var calibrated: Bool
+    public var rows: [Row]
+    public var families: [Summary]
+
+    /// Orders the rows by seed and summarises them per family (in `RandomVenue.Family` order, then others by name)
+    /// and for all.
+    public init(seeds: String, seedSet: String, durationSeconds: Double, calibrated: Bool, rows: [Row]) {
+        self.seeds = seeds
+        self.seedSet = seedSet
+        self.durationSeconds = durationSeconds
+        self.calibrated = calibrated
+        let sorted = rows.sorted { $0.seed < $1.seed }
+        self.rows = sorted
+        let known = RandomVenue.Family.allCases.map(\.rawValue)
+        let names = Set(rows.map(\.family)).sorted { a, b in
+            (known.firstIndex(of: a) ?? known.count, a) < (known.firstIndex(of: b) ?? known.count, b)
+        }
+        families =
+            names.compactMap { name in Self.summarise(name, sorted.filter { $0.family == name }) }
+            + [Self.summarise("all", sorted)].compactMap { $0 }
+    }
+
+    /// The summary of `rows`, nil when there are none.
+    static func summarise(_ family: String, _ rows: [Row]) -> Summary? {
+        guard let worst = rows.min(by: { ($0.hub.accuracy, $0.seed) < ($1.hub.accuracy, $1.seed) }) else {
+            return nil
+        }
+        return Summary(
+            family: family, venues: rows.count, medianAccuracy: median(rows.map(\.hub.accuracy)) ?? 0,
+            worstAccuracy: worst.hub.accuracy, worstSeed: worst.seed,
+            medianHubMinusOracle: median(rows.compactMap(\.hubMinusOracle)),
+            medianHubMinusBaseline: median(rows.compactMap(\.hubMinusBaseline)),
+            medianFalseTransitionsPerTagHour: median(rows.map(\.hub.falseTransitionsPerTagHour)) ?? 0,
+            medianLatencyMedian: median(rows.compactMap(\.hub.latencyMedian)),
+            medianLatencyP90: median(rows.compactMap(\.hub.latencyP90)))
+    }
+
+    /// Seconds as the command lines write them: `20m`, `1h30m`, `90s` (whole seconds).
+    static func durationText(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let parts = [(total / 3600, "h"), (total % 3600 / 60, "m"), (total % 60, "s")].filter { $0.0 > 0 }
+        return parts.isEmpty ? "0s" : parts.map { "\($0.0)\($0.1)" }.joined()
+    }
+
+    /// The middle value (the mean of the two middle ones for an even count); nil for none.
+    public static func median(_ values: [Double]) -> Double? {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return nil }
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+}
+
+extension BenchReport {
+    /// The report as text: a row per venue, then the summary per family and for all, with a legend.
+    public var table: String {
+        func percent(_ value: Double?) -> String { value.map { String(format: "%.1f", $0 * 100) } ?? "" }
+        func points(_ value: Double?) -> String { value.map { String(format: "%+.1f", $0 * 100) } ?? "" }
+        func seconds(_ median: Double?, _ p90: Double?) -> String {
+            let parts = [median, p90].map { $0.map { String(format: "%.1f", $0) } ?? "-" }
+            return "\(parts[0]) / \(parts[1])"
+        }
+        func line(_ cells: [(String, Int)]) -> String {
+            // Positive widths align right, negative left.
+            cells.map { text, width in
+                let pad = String(repeating: " ", count: max(0, abs(width) - text.count))
+                return width < 0 ? text + pad : pad + text
+            }.joined(separator: "  ")
+        }
+        var lines = [
+            "beacon-sim bench: seeds \(seeds), \(Self.durationText(durationSeconds)) per venue, hub"
+                + " \(calibrated ? "calibrated (strolling walk)" : "uncalibrated"), default settings",
+            seedSet,
+            "hub, base(line), oracle: accuracy %; hub-oracle, hub-base: points; false/h, latency med / p90 s: hub's",
+            "",
+            line([
+                ("seed", 6), ("family", -11), ("zones", 5), ("gw", 3), ("hub", 6), ("base", 6), ("oracle", 6),
+                ("hub-oracle", 10), ("hub-base", 8), ("false/h", 7), ("latency", -13),
+            ]),
+        ]
+        for row in rows {
+            lines.append(
+                line([
+                    ("\(row.seed)", 6), (row.family, -11), ("\(row.zones)", 5), ("\(row.gateways)", 3),
+                    (percent(row.hub.accuracy), 6), (percent(row.baseline?.accuracy), 6),
+                    (percent(row.oracle?.accuracy), 6), (points(row.hubMinusOracle), 10),
+                    (points(row.hubMinusBaseline), 8), (String(format: "%.2f", row.hub.falseTransitionsPerTagHour), 7),
+                    (seconds(row.hub.latencyMedian, row.hub.latencyP90), -13),
+                ]))
+        }
+        lines += [
+            "",
+            "per family: median and worst (seed) hub accuracy %; medians over venues of the rest",
+            line([
+                ("family", -11), ("venues", 6), ("median", 6), ("worst", 6), ("(seed)", 6), ("hub-oracle", 10),
+                ("hub-base", 8), ("false/h", 7), ("latency", -13),
+            ]),
+        ]
+        for summary in families {
+            lines.append(
+                line([
+                    (summary.family, -11), ("\(summary.venues)", 6), (percent(summary.medianAccuracy), 6),
+                    (percent(summary.worstAccuracy), 6), ("(\(summary.worstSeed))", 6),
+                    (points(summary.medianHubMinusOracle), 10), (points(summary.medianHubMinusBaseline), 8),
+                    (String(format: "%.2f", summary.medianFalseTransitionsPerTagHour), 7),
+                    (seconds(summary.medianLatencyMedian, summary.medianLatencyP90), -13),
+                ]))
+        }
+        return lines.map { $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) }
+            .joined(separator: "\n")
+    }
+}

@@ -1,0 +1,209 @@
+import BeaconModel
+import ZoneInference
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The practical limit of zone inference on a simulated run: a Bayes filter over each tag's position on a grid of
+/// 0.5 m cells (1 m in large venues), given the simulator's own mean level of every gateway at every cell and its
+/// noise model, with walking only through doors, deciding by the hub's rule (a zone leads with `enterProbability`
+/// for `confirmSeconds`, checked every `tickSeconds`; unheard for `absenceSeconds` is no zone).
+///
+/// With `.nominal` the same filter knows only the propagation law (reference power, exponent, walls), not the
+/// shadowing field, the gateways' gains nor the tags' powers; their spreads count as extra noise. Approximations,
+/// both: slow fading and body loss are treated as independent per packet (they last seconds), long silences are
+/// walked for at most `maxDiffusionTicks` ticks, and the hub's walking-speed check is not applied.
+public struct PositionOracle: Sendable {
+    /// What the filter knows of the radio.
+    public enum Knowledge: String, Sendable, Hashable, CaseIterable {
+        /// The run's exact mean levels: shadowing, gateway gains and each tag's true power.
+        case exact
+        /// The propagation law only: `p0 − 10·n·log10(d) − walls`.
+        case nominal
+    }
+
+    let map: PositionOracleMap
+    var tracks: [PositionOracleTrack]
+    let trackByBeacon: [String: Int]
+    let gatewayIndex: [GatewayID: Int]
+    let zones: [ZoneID]
+    let settings: InferenceSettings
+    /// Share of a cell's mass that stays put each tick (carriers dwell far longer than they walk).
+    let stay: Float
+    /// How much a move through a door counts against a move within a zone.
+    let doorWeight: Float
+    /// How much one advertisement's evidence counts.
+    let evidenceWeight: Float
+    /// Longest walk simulated across a silence, in ticks: beyond it the belief is spread anyway.
+    static let maxDiffusionTicks = 40
+
+    /// A filter for every tag of a run; `radio` and `tags` must be the run's (`VenueSimulation.radio`, `.tags`).
+    public init(
+        venue: Venue, radio: RadioModel, tags: [SimulatedTag], knowledge: Knowledge,
+        settings: InferenceSettings = InferenceSettings(), stay: Double = 0.3, doorWeight: Double = 1,
+        evidenceWeight: Double = 1
+    ) {
+        let grid = PositionOracleGrid(venue: venue, reach: settings.maxWalkingSpeed * settings.tickSeconds)
+        let count = grid.count
+        var means = [Float](repeating: 0, count: venue.gateways.count * count)
+        let law = venue.radio
+        for (g, gateway) in venue.gateways.enumerated() {
+            for c in 0..<count {
+                let point = grid.centre(c)
+                switch knowledge {
+                case .exact:
+                    means[g * count + c] = Float(
+                        radio.meanRSSI(tagP0: 0, at: point, gateway: gateway.id, bodyFactor: 0) ?? -200)
+                case .nominal:
+                    let dx = point.x - gateway.position.x
+                    let dy = point.y - gateway.position.y
+                    let dz = gateway.height - RadioModel.tagHeight
+                    let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
+                    means[g * count + c] = Float(
+                        law.p0 - 10 * law.pathLossExponent * log10(distance)
+                            - radio.wallLoss(from: point, to: gateway.position))
+                }
+            }
+        }
+        // Model error the filter must expect: within a cell the level varies (about 1 dB); the nominal model also
+        // misses the shadowing, the gateway's gain and the tag's power (uniform ± spread: variance spread²/3).
+        var extra = 1.0
+        if knowledge == .nominal {
+            extra +=
+                law.shadowingSigma * law.shadowingSigma + law.gatewayGainSigma * law.gatewayGainSigma
+                + law.p0Spread * law.p0Spread / 3
+        }
+        let map = PositionOracleMap(
+            grid: grid, means: means, gatewayCount: venue.gateways.count, sensitivity: Float(law.sensitivity),
+            walkingNoise: PositionOracleNoise(radio: law, extraVariance: extra, walking: true),
+            stillNoise: PositionOracleNoise(radio: law, extraVariance: extra, walking: false))
+        tracks = tags.map { tag in
+            PositionOracleTrack(
+                tag: tag, power: knowledge == .exact ? tag.p0 : 0,
+                absence: max(settings.absenceSeconds, 4 * tag.interval), map: map)
+        }
+        self.map = map
+        trackByBeacon = Dictionary(tags.enumerated().map { ($1.beacon, $0) }, uniquingKeysWith: { first, _ in first })
+        gatewayIndex = Dictionary(uniqueKeysWithValues: venue.gateways.enumerated().map { ($1.id, $0) })
+        zones = venue.zones.map(\.id)
+        self.settings = settings
+        self.stay = Float(stay)
+        self.doorWeight = Float(doorWeight)
+        self.evidenceWeight = Float(evidenceWeight)
+    }
+
+    /// Cells in the grid, and their side in metres.
+    public var cells: (count: Int, size: Double) { (map.grid.count, map.grid.cellSize) }
+
+    /// The most cells any tag's belief visits: never more than the grid holds (a cell listed twice once doubled the
+    /// list every tick, 24 GB in ten simulated minutes).
+    public var largestBelief: Int { tracks.map(\.active.count).max() ?? 0 }
+
+    /// Takes one sighting (in time order), appending the decisions it makes due.
+    public mutating func ingest(_ sighting: SightingLine, events: inout [ZoneEvent]) {
+        guard let index = trackByBeacon[sighting.beacon], let gateway = gatewayIndex[sighting.gateway] else { return }
+        let tick = settings.tickSeconds
+        let decidingTick = ((sighting.t / tick).rounded(.down) + 1) * tick
+        var track = take(index)
+        if track.groupTime != sighting.t { flush(&track) }
+        if let pending = track.pendingTick, decidingTick > pending {
+            decide(&track, at: pending, events: &events)
+        }
+        if track.state != map.grid.zoneCount {
+            let exitAt = ((track.lastHeard + track.absence) / tick).rounded(.up) * tick
+            if exitAt <= decidingTick - tick { move(&track, to: map.grid.zoneCount, at: exitAt, events: &events) }
+        }
+        if track.pendingTick == nil {
+            if let predicted = track.predictedTick {
+                let ticks = Int(((decidingTick - predicted) / tick).rounded())
+                for _ in 0..<min(ticks, Self.maxDiffusionTicks) {
+                    track.diffuse(stay: stay, doorWeight: doorWeight, map: map)
+                }
+            }
+            track.pendingTick = decidingTick
+        }
+        track.groupTime = sighting.t
+        track.group.append((gateway, sighting.rssi))
+        track.lastHeard = sighting.t
+        tracks[index] = track
+    }
+
+    /// Takes the decisions due up to `end` (the end of the run).
+    public mutating func finish(at end: Double, events: inout [ZoneEvent]) {
+        let tick = settings.tickSeconds
+        for index in tracks.indices {
+            var track = take(index)
+            flush(&track)
+            if let pending = track.pendingTick, pending <= end { decide(&track, at: pending, events: &events) }
+            if track.state != map.grid.zoneCount {
+                let exitAt = ((track.lastHeard + track.absence) / tick).rounded(.up) * tick
+                if exitAt <= end { move(&track, to: map.grid.zoneCount, at: exitAt, events: &events) }
+            }
+            tracks[index] = track
+        }
+    }
+
+    /// Track `index`, its buffers left to the copy alone (so updating them copies nothing); store it back after.
+    private mutating func take(_ index: Int) -> PositionOracleTrack {
+        let track = tracks[index]
+        tracks[index].probability = []
+        tracks[index].scratch = []
+        tracks[index].active = []
+        tracks[index].nextActive = []
+        tracks[index].allMissed = []
+        return track
+    }
+
+    /// Applies the advertisement collected so far.
+    private func flush(_ track: inout PositionOracleTrack) {
+        guard !track.group.isEmpty else { return }
+        track.observe(weight: evidenceWeight, map: map)
+        track.group.removeAll(keepingCapacity: true)
+    }
+
+    /// The hub's hysteresis at tick `t`: a leader other than the reported state must hold `enterProbability` for
+    /// `confirmSeconds`.
+    private func decide(_ track: inout PositionOracleTrack, at t: Double, events: inout [ZoneEvent]) {
+        flush(&track)
+        track.predictedTick = t
+        track.pendingTick = nil
+        let masses = track.zoneMasses(map: map)
+        var leader = 0
+        for state in masses.indices where masses[state] > masses[leader] { leader = state }
+        let probability = masses[leader]
+        guard leader != track.state, probability >= settings.enterProbability else {
+            track.candidate = -1
+            return
+        }
+        if track.candidate != leader {
+            track.candidate = leader
+            track.candidateSince = t
+        }
+        guard t - track.candidateSince >= settings.confirmSeconds else { return }
+        move(&track, to: leader, at: t, confidence: probability, events: &events)
+    }
+
+    /// Reports a change of state as the hub does: exit from the old zone, enter into the new one.
+    private func move(
+        _ track: inout PositionOracleTrack, to state: Int, at t: Double, confidence: Double = 1,
+        events: inout [ZoneEvent]
+    ) {
+        let previous = track.state == map.grid.zoneCount ? nil : zones[track.state]
+        let next = state == map.grid.zoneCount ? nil : zones[state]
+        let reason = next == nil && confidence == 1 ? "oracle: not heard" : "oracle: position filter"
+        let rounded = (min(max(confidence, 0), 1) * 1000).rounded() / 1000
+        if let previous {
+            events.append(
+                ZoneEvent(type: .exit, tag: track.tag, zone: previous, t: t, confidence: rounded, reason: reason))
+        }
+        if let next {
+            events.append(
+                ZoneEvent(
+                    type: .enter, tag: track.tag, zone: next, previousZone: previous, t: t, confidence: rounded,
+                    reason: reason))
+        }
+        track.state = state
+        track.candidate = -1
+    }
+}

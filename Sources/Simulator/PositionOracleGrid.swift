@@ -1,0 +1,120 @@
+import BeaconModel
+
+/// The oracle's floor plan: square cells over the venue's bounds plus a margin outside (where walkers go when they
+/// leave), each cell's zone (the zone containing its centre, or none), and per cell the cells one tick of walking can
+/// reach: without crossing a wall, and from one zone (or "no zone") into another only through a door between them, as
+/// the simulator's walkers do. Open-plan venues have no walls between zones, so the doors alone keep the walk honest.
+struct PositionOracleGrid: Sendable {
+    let origin: Point
+    let cellSize: Double
+    let columns: Int
+    let rows: Int
+    /// Zone index of each cell; `zoneCount` for "no zone".
+    let zoneOfCell: [Int32]
+    let zoneCount: Int
+    /// Neighbours of cell `c` are `neighbours[neighbourStart[c] ..< neighbourStart[c + 1]]` (itself excluded).
+    let neighbourStart: [Int32]
+    let neighbours: [Int32]
+    /// Per entry of `neighbours`: whether the move changes zone (through a door).
+    let changesZone: [Bool]
+    /// How many neighbours a cell in open floor has: blocked moves stay put, so the motion is symmetric.
+    let fullNeighbourCount: Int
+
+    /// Metres of floor kept around the venue: the point walkers leave to is 8 m beyond the entrance.
+    static let margin = 10.0
+    /// Cells beyond this many at 0.5 m make the cells 1 m (large venues, to keep run time linear in area).
+    static let fineCellLimit = 40_000
+
+    var count: Int { columns * rows }
+
+    init(venue: Venue, reach: Double) {
+        let points =
+            venue.zones.flatMap(\.shape.vertices) + venue.gateways.map(\.position)
+            + venue.walls.flatMap { [$0.from, $0.to] }
+        let minX = (points.map(\.x).min() ?? 0).rounded(.down) - Self.margin
+        let minY = (points.map(\.y).min() ?? 0).rounded(.down) - Self.margin
+        let maxX = (points.map(\.x).max() ?? 1).rounded(.up) + Self.margin
+        let maxY = (points.map(\.y).max() ?? 1).rounded(.up) + Self.margin
+        let fine = (maxX - minX) * (maxY - minY) / 0.25 <= Double(Self.fineCellLimit)
+        cellSize = fine ? 0.5 : 1.0
+        origin = Point(minX, minY)
+        columns = Int(((maxX - minX) / cellSize).rounded(.up))
+        rows = Int(((maxY - minY) / cellSize).rounded(.up))
+        zoneCount = venue.zones.count
+        var zones = [Int32](repeating: Int32(venue.zones.count), count: columns * rows)
+        for row in 0..<rows {
+            for column in 0..<columns {
+                let centre = Point(minX + (Double(column) + 0.5) * cellSize, minY + (Double(row) + 0.5) * cellSize)
+                if let index = venue.zones.firstIndex(where: { $0.shape.contains(centre) }) {
+                    zones[row * columns + column] = Int32(index)
+                }
+            }
+        }
+        zoneOfCell = zones
+        // Every offset within `reach` (at least the 8 surrounding cells).
+        let radius = max(reach / cellSize, 1.5)
+        let span = Int(radius.rounded(.down))
+        var offsets: [(dx: Int, dy: Int)] = []
+        for dy in -span...span {
+            for dx in -span...span where (dx != 0 || dy != 0) && Double(dx * dx + dy * dy) <= radius * radius {
+                offsets.append((dx, dy))
+            }
+        }
+        fullNeighbourCount = offsets.count
+        let walls = venue.walls.map(\.segment)
+        let cell = cellSize
+        let none = Int32(venue.zones.count)
+        func zoneIndex(_ side: String) -> Int32 {
+            venue.zones.firstIndex { $0.id.rawValue == side }.map(Int32.init) ?? none
+        }
+        let doors = venue.doors.map { door in
+            (a: zoneIndex(door.between[0]), b: zoneIndex(door.between[1]), at: door.at, reach: door.width / 2 + cell)
+        }
+        var start: [Int32] = [0]
+        var list: [Int32] = []
+        var changes: [Bool] = []
+        for row in 0..<rows {
+            for column in 0..<columns {
+                let a = Point(minX + (Double(column) + 0.5) * cell, minY + (Double(row) + 0.5) * cell)
+                for offset in offsets {
+                    let (c, r) = (column + offset.dx, row + offset.dy)
+                    guard c >= 0, c < columns, r >= 0, r < rows else { continue }
+                    let b = Point(minX + (Double(c) + 0.5) * cell, minY + (Double(r) + 0.5) * cell)
+                    let (from, to) = (zones[row * columns + column], zones[r * columns + c])
+                    if from != to {
+                        // Into another zone: only across a door between the two, near where it is.
+                        let middle = Point((a.x + b.x) / 2, (a.y + b.y) / 2)
+                        let throughDoor = doors.contains { door in
+                            ((door.a == from && door.b == to) || (door.a == to && door.b == from))
+                                && (middle.x - door.at.x) * (middle.x - door.at.x)
+                                    + (middle.y - door.at.y) * (middle.y - door.at.y) <= door.reach * door.reach
+                        }
+                        guard throughDoor else { continue }
+                    }
+                    let path = Segment(a, b)
+                    let blocked = walls.contains { wall in
+                        // Cheap bounding-box test first: most walls are far from most cells.
+                        max(wall.a.x, wall.b.x) >= min(a.x, b.x) && min(wall.a.x, wall.b.x) <= max(a.x, b.x)
+                            && max(wall.a.y, wall.b.y) >= min(a.y, b.y) && min(wall.a.y, wall.b.y) <= max(a.y, b.y)
+                            && path.intersects(wall)
+                    }
+                    if !blocked {
+                        list.append(Int32(r * columns + c))
+                        changes.append(from != to)
+                    }
+                }
+                start.append(Int32(list.count))
+            }
+        }
+        neighbourStart = start
+        neighbours = list
+        changesZone = changes
+    }
+
+    /// The centre of cell `index`.
+    func centre(_ index: Int) -> Point {
+        Point(
+            origin.x + (Double(index % columns) + 0.5) * cellSize, origin.y + (Double(index / columns) + 0.5) * cellSize
+        )
+    }
+}

@@ -1,0 +1,69 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The radio's noise as the oracle weighs it, tabulated: the log-probability of hearing an integer RSSI at a given
+/// offset from the mean level, and of missing an advertisement at a given margin below sensitivity. The noise is the
+/// simulator's: per-packet Gaussian noise plus slow fading (as variance), the deep-fade mixture, packet loss and
+/// sensitivity, and for walking carriers the body loss as a mixture over the angle between heading and gateway.
+struct PositionOracleNoise: Sendable {
+    /// log P(heard with RSSI k) for k − mean = `lower` + i·`step`.
+    let heard: [Float]
+    /// log P(not heard) for sensitivity − mean = `lower` + i·`step`.
+    let missed: [Float]
+    static let lower = -120.0
+    static let upper = 80.0
+    static let step = 0.1
+
+    /// `extraVariance` is model error the filter should expect (dB²): the cell's extent for the exact map, and the
+    /// shadowing, gain and tag-power spreads for the nominal model. `walking`: the carrier's body may be in the way.
+    init(radio: RadioSettings, extraVariance: Double, walking: Bool) {
+        // Rounding to integer dBm alone is a variance of 1/12; a floor keeps a noiseless radio's likelihood finite.
+        let sigma = max(
+            (radio.noiseSigma * radio.noiseSigma + radio.fadingSigma * radio.fadingSigma + extraVariance)
+                .squareRoot(), 0.5)
+        // Components (weight, mean shift): body factor max(0, −cos θ) for θ uniform, times deep fade or not.
+        var bodies: [(weight: Double, loss: Double)] = [(1, 0)]
+        if walking && radio.bodyLossDB > 0 {
+            let slices = 8
+            bodies = [(0.5, 0)]
+            for k in 0..<slices {
+                let theta = Double.pi / 2 + Double.pi * (Double(k) + 0.5) / Double(slices)
+                bodies.append((0.5 / Double(slices), radio.bodyLossDB * abs(cos(theta))))
+            }
+        }
+        var components: [(weight: Double, shift: Double)] = []
+        for body in bodies {
+            components.append((body.weight * (1 - radio.deepFadeShare), -body.loss))
+            if radio.deepFadeShare > 0 {
+                components.append((body.weight * radio.deepFadeShare, -body.loss - radio.deepFadeDB))
+            }
+        }
+        func cdf(_ x: Double) -> Double {
+            components.reduce(0) { $0 + $1.weight * 0.5 * erfc(-(x - $1.shift) / (sigma * 2.0.squareRoot())) }
+        }
+        let count = Int(((Self.upper - Self.lower) / Self.step).rounded()) + 1
+        let loss = radio.packetLoss
+        // A sliver of probability for anything: the filter must survive a level no component explains.
+        let outlier = 1e-5
+        var heard = [Float](repeating: 0, count: count)
+        var missed = [Float](repeating: 0, count: count)
+        for i in 0..<count {
+            let x = Self.lower + Double(i) * Self.step
+            let p = (1 - loss) * (cdf(x + 0.5) - cdf(x - 0.5))
+            heard[i] = Float(log(p * (1 - outlier) + outlier / 100))
+            missed[i] = Float(log(min(max(loss + (1 - loss) * cdf(x), outlier), 1)))
+        }
+        self.heard = heard
+        self.missed = missed
+    }
+
+    /// Index into the tables for an offset in dB (clamped to the tabulated range).
+    @inline(__always)
+    static func index(_ offset: Float) -> Int {
+        let position = (offset - Float(lower)) / Float(step)
+        return Int(min(max(position, 0), Float((upper - lower) / step)).rounded())
+    }
+}

@@ -1,0 +1,176 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What every tag's filter shares: the grid, each gateway's mean level at each cell, and the noise tables.
+struct PositionOracleMap: Sendable {
+    let grid: PositionOracleGrid
+    /// Mean level of gateway `g` at cell `c`, without the tag's power: `means[g * grid.count + c]`, dBm.
+    let means: [Float]
+    let gatewayCount: Int
+    let sensitivity: Float
+    let walkingNoise: PositionOracleNoise
+    let stillNoise: PositionOracleNoise
+}
+
+/// One tag's belief over the grid's cells (kept sparse: only cells with mass are visited) and the hub's decision
+/// state for it (state, candidate zone and since when).
+struct PositionOracleTrack: Sendable {
+    let tag: TagID
+    /// The tag's power the map's means lack, dBm (its true P0 for the exact map, 0 for the nominal model).
+    let power: Float
+    let walking: Bool
+    let absence: Double
+    var probability: [Float]
+    var scratch: [Float]
+    var active: [Int32]
+    var nextActive: [Int32]
+    /// Per cell: the log-probability that no gateway hears an advertisement, for this tag's power.
+    var allMissed: [Float] = []
+    var state: Int
+    var candidate = -1
+    var candidateSince = 0.0
+    var lastHeard = -Double.infinity
+    /// The tick the belief has been predicted to, and the tick that will decide on the readings since.
+    var predictedTick: Double?
+    var pendingTick: Double?
+    /// The advertisement being collected: its time and what each gateway heard.
+    var groupTime = -Double.infinity
+    var group: [(gateway: Int, rssi: Int)] = []
+
+    /// Cells below this probability are dropped (the exact model never needs them back).
+    static let pruneBelow: Float = 1e-9
+
+    init(tag: SimulatedTag, power: Double, absence: Double, map: PositionOracleMap) {
+        self.tag = tag.id
+        self.power = Float(power)
+        walking = tag.carrier != .still
+        self.absence = absence
+        let count = map.grid.count
+        // Tags start somewhere in the venue (the simulator puts them in a zone); outside is reached by its doors.
+        let inside = (0..<Int32(count)).filter { map.grid.zoneOfCell[Int($0)] != Int32(map.grid.zoneCount) }
+        probability = [Float](repeating: 0, count: count)
+        for cell in inside { probability[Int(cell)] = 1 / Float(inside.count) }
+        scratch = [Float](repeating: 0, count: count)
+        active = inside
+        nextActive = []
+        state = map.grid.zoneCount
+    }
+
+    /// One tick of walking: each cell keeps `stay` of its mass and spreads the rest evenly over the cells within
+    /// reach; a move a wall blocks stays put, so mass never leaks through walls and the walk is symmetric.
+    /// A move through a door counts `doorWeight` of a move within a zone: carriers dwell in zones and walk through
+    /// doors only on their way somewhere, not back and forth across them.
+    mutating func diffuse(stay: Float, doorWeight: Float, map: PositionOracleMap) {
+        let move = (1 - stay) / Float(map.grid.fullNeighbourCount)
+        let doorMove = move * doorWeight
+        nextActive.removeAll(keepingCapacity: true)
+        probability.withUnsafeMutableBufferPointer { p in
+            scratch.withUnsafeMutableBufferPointer { s in
+                map.grid.neighbourStart.withUnsafeBufferPointer { start in
+                    map.grid.neighbours.withUnsafeBufferPointer { neighbours in
+                        map.grid.changesZone.withUnsafeBufferPointer { changesZone in
+                            // A cell joins the next active list when it first receives mass: a zero (an underflowed
+                            // mass) would leave it at 0 and let it join again and again, doubling the list each tick.
+                            for cell in active {
+                                let c = Int(cell)
+                                let mass = p[c]
+                                p[c] = 0
+                                guard mass > 0 else { continue }
+                                var left = mass
+                                for n in Int(start[c])..<Int(start[c + 1]) {
+                                    let target = Int(neighbours[n])
+                                    let moved = mass * (changesZone[n] ? doorMove : move)
+                                    guard moved > 0 else { continue }
+                                    if s[target] == 0 { nextActive.append(neighbours[n]) }
+                                    s[target] += moved
+                                    left -= moved
+                                }
+                                if left > 0 {
+                                    if s[c] == 0 { nextActive.append(cell) }
+                                    s[c] += left
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        swap(&probability, &scratch)
+        swap(&active, &nextActive)
+    }
+
+    /// Weighs the belief by one advertisement: the readings of the gateways that heard it, and the silence of the
+    /// others. `weight` tempers the evidence (1: the likelihood as it is).
+    mutating func observe(weight: Float, map: PositionOracleMap) {
+        let count = map.grid.count
+        let noise = walking ? map.walkingNoise : map.stillNoise
+        let power = self.power
+        let sensitivity = map.sensitivity
+        if allMissed.isEmpty {
+            allMissed = [Float](repeating: 0, count: count)
+            for g in 0..<map.gatewayCount {
+                for c in 0..<count {
+                    allMissed[c] +=
+                        noise.missed[
+                            PositionOracleNoise.index(sensitivity - map.means[g * count + c] - power)]
+                }
+            }
+        }
+        var logLikelihood = [Float](repeating: 0, count: active.count)
+        var best = -Float.infinity
+        map.means.withUnsafeBufferPointer { means in
+            noise.heard.withUnsafeBufferPointer { heard in
+                noise.missed.withUnsafeBufferPointer { missed in
+                    for (k, cell) in active.enumerated() {
+                        let c = Int(cell)
+                        var value = allMissed[c]
+                        for reading in group {
+                            let mean = means[reading.gateway * count + c] + power
+                            value += heard[PositionOracleNoise.index(Float(reading.rssi) - mean)]
+                            value -= missed[PositionOracleNoise.index(sensitivity - mean)]
+                        }
+                        logLikelihood[k] = value
+                        best = max(best, value)
+                    }
+                }
+            }
+        }
+        var total: Float = 0
+        probability.withUnsafeMutableBufferPointer { p in
+            for (k, cell) in active.enumerated() {
+                let c = Int(cell)
+                p[c] *= exp(weight * (logLikelihood[k] - best))
+                total += p[c]
+            }
+            guard total > 0 else {
+                // Every cell's weight underflowed (readings no cell explains): start again from an even belief over
+                // the cells in play rather than carry a belief of nothing.
+                for cell in active { p[Int(cell)] = 1 / Float(max(active.count, 1)) }
+                return
+            }
+            nextActive.removeAll(keepingCapacity: true)
+            for cell in active {
+                let c = Int(cell)
+                p[c] /= total
+                if p[c] < Self.pruneBelow {
+                    p[c] = 0
+                } else {
+                    nextActive.append(cell)
+                }
+            }
+        }
+        if total > 0 { swap(&active, &nextActive) }
+    }
+
+    /// Probability mass per zone (the last entry: no zone).
+    func zoneMasses(map: PositionOracleMap) -> [Double] {
+        var masses = [Double](repeating: 0, count: map.grid.zoneCount + 1)
+        for cell in active {
+            masses[Int(map.grid.zoneOfCell[Int(cell)])] += Double(probability[Int(cell)])
+        }
+        return masses
+    }
+}

@@ -1,0 +1,231 @@
+import ArgumentParser
+import BeaconConfig
+import Foundation
+import Simulator
+
+/// `beacon-sim bench`: random venues generated, run, replayed through the built `beacon-hub replay` (as a user runs
+/// it, in a child process) and scored; a row per venue and a summary per family. The steps, the seed sets and the
+/// report are `Bench`'s (Simulator); this command only starts programs and moves files.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Generate, run, replay (beacon-hub replay) and score many random venues; a row per venue and a"
+            + " summary per family.",
+        discussion: """
+            Training set: seeds \(Bench.rangeText(Bench.trainingSeeds)) — tune defaults here. Test set: seeds \
+            \(Bench.rangeText(Bench.testSeeds)) — report only, never choose a setting from them \
+            (docs/accuracy.md). beacon-hub must sit beside beacon-sim (build both). docs/simulator.md.
+            """)
+
+    @Option(help: "How many venues: the first N seeds of --seeds (of --family, if given).")
+    var venues = 10
+
+    @Option(
+        help:
+            "Venue seeds A..B (training set \(Bench.rangeText(Bench.trainingSeeds)), test set \(Bench.rangeText(Bench.testSeeds)))."
+    )
+    var seeds = Bench.rangeText(Bench.trainingSeeds)
+
+    @Option(help: "Simulated time per venue: 90s, 30m, 1h, or seconds.")
+    var duration = Bench.defaultDuration
+
+    @Option(help: "Only venues of this family (the seed still draws the venue; others are skipped).")
+    var family: String?
+
+    @Flag(help: "Calibrate the hub of each venue first from a strolling calibration walk (same seed).")
+    var calibrated = false
+
+    @Option(help: "Keep every venue's files in this folder (default: a temporary folder, removed).")
+    var out: String?
+
+    @Option(help: "Venues run at the same time.")
+    var jobs = ProcessInfo.processInfo.activeProcessorCount
+
+    @Flag(help: "Print JSON instead of tables.")
+    var json = false
+
+    func validate() throws {
+        if SimulatedDuration.parse(duration) == nil {
+            throw ValidationError("--duration \(duration): expected e.g. 90s, 30m, 1h, 2h30m, or seconds")
+        }
+        if let family, RandomVenue.Family(rawValue: family) == nil {
+            let known = RandomVenue.Family.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("--family \(family): expected one of \(known)")
+        }
+        guard jobs > 0 else { throw ValidationError("--jobs must be at least 1") }
+        do {
+            _ = try Bench.parseSeeds(seeds)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    func run() async throws {
+        let began = ContinuousClock.now
+        let range: ClosedRange<UInt64>
+        let chosen: [RandomVenue]
+        do {
+            range = try Bench.parseSeeds(seeds)
+            chosen = try Bench.venues(
+                count: venues, from: range, family: family.flatMap(RandomVenue.Family.init(rawValue:)))
+        } catch {
+            throw ValidationError(error.message)
+        }
+        let programs = try Self.programFolder()
+        let root = URL(
+            fileURLWithPath: out
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "beacon-sim-bench-\(UUID())"
+                ).path)
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { if out == nil { try? FileManager.default.removeItem(at: root) } }
+        if chosen.count < venues {
+            Self.note("only \(chosen.count) venues of \(family ?? "any family") in seeds \(Bench.rangeText(range))")
+        }
+        Self.note("\(chosen.count) venues, seeds \(Bench.rangeText(range)): \(Bench.seedSetNote(range))")
+
+        var rows: [BenchReport.Row] = []
+        var failures: [String] = []
+        await withTaskGroup(of: (UInt64, Result<BenchReport.Row, Error>).self) { group in
+            var pending = chosen[...]
+            func startNext() {
+                guard let venue = pending.popFirst() else { return }
+                group.addTask {
+                    let folder = root.appendingPathComponent("seed-\(venue.seed)")
+                    do {
+                        return (venue.seed, .success(try await benchVenue(venue, in: folder, programs: programs)))
+                    } catch {
+                        return (venue.seed, .failure(error))
+                    }
+                }
+            }
+            for _ in 0..<jobs { startNext() }
+            while let (seed, result) = await group.next() {
+                switch result {
+                case .success(let row):
+                    rows.append(row)
+                    Self.note("seed \(seed) (\(row.family)): hub \(String(format: "%.1f", row.hub.accuracy * 100)) %")
+                case .failure(let error):
+                    failures.append("seed \(seed): \(error)")
+                    Self.note("seed \(seed): failed: \(error)")
+                }
+                startNext()
+            }
+        }
+        let report = BenchReport(
+            seeds: Bench.rangeText(range), seedSet: Bench.seedSetNote(range),
+            durationSeconds: SimulatedDuration.parse(duration) ?? 0, calibrated: calibrated, rows: rows)
+        var text = report.table
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            text = String(decoding: try encoder.encode(report), as: UTF8.self)
+        }
+        // Written at once, unbuffered: the notes on standard error come after it when both go to one file.
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        let wall = (ContinuousClock.now - began) / .seconds(1)
+        Self.note(
+            "\(rows.count) venues in \(String(format: "%.0f", wall)) s wall time, \(jobs) at a time"
+                + (out.map { "; files in \($0)" } ?? ""))
+        if !failures.isEmpty {
+            Self.note("\(failures.count) venues failed (their logs: NAME.err in each seed's folder with --out)")
+            throw ExitCode(70)
+        }
+    }
+
+    /// One venue: its files written, its steps run in its folder, its scores read.
+    func benchVenue(_ venue: RandomVenue, in folder: URL, programs: URL) async throws -> BenchReport.Row {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let site = try VenueLoader.decode(venue.yaml, file: Bench.Files.venue).site.rawValue
+        try venue.yaml.write(to: folder.appendingPathComponent(Bench.Files.venue), atomically: true, encoding: .utf8)
+        try Bench.hubConfiguration(site: site, venueFile: Bench.Files.venue).write(
+            to: folder.appendingPathComponent(Bench.Files.hub), atomically: true, encoding: .utf8)
+        if calibrated {
+            try Bench.hubConfiguration(
+                site: site, venueFile: Bench.Files.venue, calibrationFile: Bench.Files.calibration
+            ).write(to: folder.appendingPathComponent(Bench.Files.calibratedHub), atomically: true, encoding: .utf8)
+        }
+        for step in Bench.steps(seed: venue.seed, duration: duration, calibrated: calibrated) {
+            if let required = step.requires,
+                !FileManager.default.fileExists(atPath: folder.appendingPathComponent(required).path)
+            {
+                continue
+            }
+            try await Self.run(step, in: folder, programs: programs)
+        }
+        func score(_ name: String) throws -> (hub: ZoneScore, baseline: ZoneScore?)? {
+            let file = folder.appendingPathComponent(name + ".out")
+            guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+            return try Bench.decodeScore(try Data(contentsOf: file))
+        }
+        guard let hub = try score(Bench.Files.hubScore) else {
+            throw BenchError(.stepFailed, "no score printed")
+        }
+        return BenchReport.Row(
+            seed: venue.seed, family: venue.family.rawValue, zones: venue.zones, gateways: venue.gateways,
+            hub: hub.hub, baseline: hub.baseline, oracle: try score(Bench.Files.oracleScore)?.hub)
+    }
+
+    /// Runs one step's program in `folder`, its output to `NAME.out` and `NAME.err` there; throws unless it exits 0.
+    static func run(_ step: Bench.Step, in folder: URL, programs: URL) async throws {
+        let process = Process()
+        process.executableURL = programs.appendingPathComponent(step.program.rawValue)
+        process.arguments = step.arguments
+        process.currentDirectoryURL = folder
+        let output = folder.appendingPathComponent(step.name + ".out")
+        let errors = folder.appendingPathComponent(step.name + ".err")
+        for file in [output, errors] where !FileManager.default.createFile(atPath: file.path, contents: nil) {
+            throw BenchError(.stepFailed, "cannot create \(file.path); check the folder is writable")
+        }
+        let outputHandle = try FileHandle(forWritingTo: output)
+        let errorHandle = try FileHandle(forWritingTo: errors)
+        defer {
+            try? outputHandle.close()
+            try? errorHandle.close()
+        }
+        process.standardOutput = outputHandle
+        process.standardError = errorHandle
+        process.standardInput = FileHandle.nullDevice
+        let (status, signalled): (Int32, Bool) = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { finished in
+                continuation.resume(
+                    returning: (finished.terminationStatus, finished.terminationReason == .uncaughtSignal))
+            }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        guard status == 0 else {
+            let said = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            let complained = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+            let last = (said + complained).split(separator: "\n").suffix(3).joined(separator: " | ")
+            throw BenchError(
+                .stepFailed,
+                "\(step.program.rawValue) \(step.arguments.joined(separator: " ")) "
+                    + (signalled ? "was killed by signal \(status) (out of memory?)" : "exited \(status)")
+                    + (last.isEmpty ? "" : ": \(last)"))
+        }
+    }
+
+    /// The folder of the running beacon-sim, where beacon-hub must be too.
+    static func programFolder() throws -> URL {
+        let running = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        let folder = running.resolvingSymlinksInPath().deletingLastPathComponent()
+        let hub = folder.appendingPathComponent(Bench.Step.Program.hub.rawValue)
+        guard FileManager.default.isExecutableFile(atPath: hub.path) else {
+            print(
+                "error: \(hub.path) not found: bench replays through the beacon-hub beside beacon-sim; build it too"
+                    + " (swift build, or swift build --product beacon-hub with the same -c)")
+            throw ExitCode(69)
+        }
+        return folder
+    }
+
+    /// Progress and notes go to standard error, so that --json output stays clean.
+    static func note(_ text: String) {
+        FileHandle.standardError.write(Data("beacon-sim bench: \(text)\n".utf8))
+    }
+}

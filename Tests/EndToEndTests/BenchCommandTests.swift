@@ -1,0 +1,67 @@
+import Foundation
+import Simulator
+import Testing
+
+/// `beacon-sim bench` as a user runs it: the built beacon-sim generating, running and scoring small venues, replayed
+/// through the built beacon-hub beside it.
+@Suite(.timeLimit(.minutes(10)))
+struct BenchCommandTests {
+    /// Seeds 64 and 65 draw two of the smallest training venues (5 and 4 zones), so the test stays short.
+    static let arguments = ["bench", "--venues", "2", "--seeds", "64..65", "--duration", "30s"]
+
+    static func run(_ extra: [String]) async throws -> (status: Int32?, output: String) {
+        let running = try Programs.Running("beacon-sim", arguments + extra)
+        let status = await running.waitForExit(timeout: .seconds(300))
+        return (status, running.text)
+    }
+
+    @Test func printsARowPerVenueAndASummaryPerFamily() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (status, output) = try await Self.run(["--json", "--out", directory.path])
+        #expect(status == 0, "\(output)")
+        // Notes go to standard error, mixed into the output here: the JSON is the block from "{" to "}".
+        let lines = output.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("beacon-sim bench:") }
+        let first = try #require(lines.firstIndex(of: "{"), "\(output)")
+        let last = try #require(lines.lastIndex(of: "}"), "\(output)")
+        let report = try JSONDecoder().decode(
+            BenchReport.self, from: Data(lines[first...last].joined(separator: "\n").utf8))
+        #expect(report.rows.map(\.seed) == [64, 65])
+        for row in report.rows {
+            #expect((0...1).contains(row.hub.accuracy))
+            let baseline = try #require(row.baseline)
+            #expect((0...1).contains(baseline.accuracy))
+            if let oracle = row.oracle { #expect((0...1).contains(oracle.accuracy)) }
+            #expect(row.hub.tagHours > 0)
+        }
+        #expect(report.families.last?.family == "all")
+        #expect(report.families.last?.venues == 2)
+        #expect(report.seedSet.contains("training set"))
+        // The replay ran as a user runs it, in the venue's folder, and its files were kept (--out).
+        for seed in [64, 65] {
+            let folder = directory.appendingPathComponent("seed-\(seed)")
+            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("events.jsonl").path))
+            let replay = try String(contentsOf: folder.appendingPathComponent("replay.out"), encoding: .utf8)
+            #expect(replay.hasPrefix("beacon-hub replay:"))
+        }
+    }
+
+    @Test func tableHasRowsAndFamilies() async throws {
+        let (status, output) = try await Self.run([])
+        #expect(status == 0, "\(output)")
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("  seed  family") })
+        #expect(lines.contains { $0.hasPrefix("    64  ") })
+        #expect(lines.contains { $0.hasPrefix("    65  ") })
+        #expect(lines.contains { $0.hasPrefix("all               2") })
+        #expect(output.contains("2 venues in"))
+    }
+
+    @Test func testSeedsAreLabelledAndBadRangesRefused() async throws {
+        let bad = try await Programs.run("beacon-sim", ["bench", "--seeds", "1-100"])
+        #expect(bad.status == 64)
+        #expect(bad.output.contains("write A..B"))
+        let help = try await Programs.run("beacon-sim", ["bench", "--help"])
+        #expect(help.output.contains("1..100") && help.output.contains("1001..1100"))
+    }
+}
