@@ -31,18 +31,13 @@ public struct PositionOracle: Sendable {
     let settings: InferenceSettings
     /// Share of a cell's mass that stays put each tick (carriers dwell far longer than they walk).
     let stay: Float
-    /// How much a move through a door counts against a move within a zone.
-    let doorWeight: Float
-    /// How much one advertisement's evidence counts.
-    let evidenceWeight: Float
     /// Longest walk simulated across a silence, in ticks: beyond it the belief is spread anyway.
     static let maxDiffusionTicks = 40
 
     /// A filter for every tag of a run; `radio` and `tags` must be the run's (`VenueSimulation.radio`, `.tags`).
     public init(
         venue: Venue, radio: RadioModel, tags: [SimulatedTag], knowledge: Knowledge,
-        settings: InferenceSettings = InferenceSettings(), stay: Double = 0.3, doorWeight: Double = 1,
-        evidenceWeight: Double = 1
+        settings: InferenceSettings = InferenceSettings(), stay: Double = 0.3
     ) {
         let grid = PositionOracleGrid(venue: venue, reach: settings.maxWalkingSpeed * settings.tickSeconds)
         let count = grid.count
@@ -89,8 +84,6 @@ public struct PositionOracle: Sendable {
         zones = venue.zones.map(\.id)
         self.settings = settings
         self.stay = Float(stay)
-        self.doorWeight = Float(doorWeight)
-        self.evidenceWeight = Float(evidenceWeight)
     }
 
     /// Cells in the grid, and their side in metres.
@@ -118,7 +111,7 @@ public struct PositionOracle: Sendable {
             if let predicted = track.predictedTick {
                 let ticks = Int(((decidingTick - predicted) / tick).rounded())
                 for _ in 0..<min(ticks, Self.maxDiffusionTicks) {
-                    track.diffuse(stay: stay, doorWeight: doorWeight, map: map)
+                    track.diffuse(stay: stay, map: map)
                 }
             }
             track.pendingTick = decidingTick
@@ -158,7 +151,7 @@ public struct PositionOracle: Sendable {
     /// Applies the advertisement collected so far.
     private func flush(_ track: inout PositionOracleTrack) {
         guard !track.group.isEmpty else { return }
-        track.observe(weight: evidenceWeight, map: map)
+        track.observe(map: map)
         track.group.removeAll(keepingCapacity: true)
     }
 

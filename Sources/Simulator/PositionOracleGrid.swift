@@ -15,8 +15,6 @@ struct PositionOracleGrid: Sendable {
     /// Neighbours of cell `c` are `neighbours[neighbourStart[c] ..< neighbourStart[c + 1]]` (itself excluded).
     let neighbourStart: [Int32]
     let neighbours: [Int32]
-    /// Per entry of `neighbours`: whether the move changes zone (through a door).
-    let changesZone: [Bool]
     /// How many neighbours a cell in open floor has: blocked moves stay put, so the motion is symmetric.
     let fullNeighbourCount: Int
 
@@ -72,7 +70,6 @@ struct PositionOracleGrid: Sendable {
         }
         var start: [Int32] = [0]
         var list: [Int32] = []
-        var changes: [Bool] = []
         for row in 0..<rows {
             for column in 0..<columns {
                 let a = Point(minX + (Double(column) + 0.5) * cell, minY + (Double(row) + 0.5) * cell)
@@ -100,7 +97,6 @@ struct PositionOracleGrid: Sendable {
                     }
                     if !blocked {
                         list.append(Int32(r * columns + c))
-                        changes.append(from != to)
                     }
                 }
                 start.append(Int32(list.count))
@@ -108,7 +104,6 @@ struct PositionOracleGrid: Sendable {
         }
         neighbourStart = start
         neighbours = list
-        changesZone = changes
     }
 
     /// The centre of cell `index`.

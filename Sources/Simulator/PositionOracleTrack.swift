@@ -29,6 +29,8 @@ struct PositionOracleTrack: Sendable {
     var nextActive: [Int32]
     /// Per cell: the log-probability that no gateway hears an advertisement, for this tag's power.
     var allMissed: [Float] = []
+    /// Scratch: each active cell's log-likelihood of the advertisement being weighed.
+    var logLikelihood: [Float] = []
     var state: Int
     var candidate = -1
     var candidateSince = 0.0
@@ -60,38 +62,34 @@ struct PositionOracleTrack: Sendable {
     }
 
     /// One tick of walking: each cell keeps `stay` of its mass and spreads the rest evenly over the cells within
-    /// reach; a move a wall blocks stays put, so mass never leaks through walls and the walk is symmetric.
-    /// A move through a door counts `doorWeight` of a move within a zone: carriers dwell in zones and walk through
-    /// doors only on their way somewhere, not back and forth across them.
-    mutating func diffuse(stay: Float, doorWeight: Float, map: PositionOracleMap) {
+    /// reach (into another zone only through a door between the two); a move a wall blocks stays put, so mass never
+    /// leaks through walls and the walk is symmetric.
+    mutating func diffuse(stay: Float, map: PositionOracleMap) {
         let move = (1 - stay) / Float(map.grid.fullNeighbourCount)
-        let doorMove = move * doorWeight
         nextActive.removeAll(keepingCapacity: true)
         probability.withUnsafeMutableBufferPointer { p in
             scratch.withUnsafeMutableBufferPointer { s in
                 map.grid.neighbourStart.withUnsafeBufferPointer { start in
                     map.grid.neighbours.withUnsafeBufferPointer { neighbours in
-                        map.grid.changesZone.withUnsafeBufferPointer { changesZone in
-                            // A cell joins the next active list when it first receives mass: a zero (an underflowed
-                            // mass) would leave it at 0 and let it join again and again, doubling the list each tick.
-                            for cell in active {
-                                let c = Int(cell)
-                                let mass = p[c]
-                                p[c] = 0
-                                guard mass > 0 else { continue }
-                                var left = mass
-                                for n in Int(start[c])..<Int(start[c + 1]) {
-                                    let target = Int(neighbours[n])
-                                    let moved = mass * (changesZone[n] ? doorMove : move)
-                                    guard moved > 0 else { continue }
-                                    if s[target] == 0 { nextActive.append(neighbours[n]) }
-                                    s[target] += moved
-                                    left -= moved
-                                }
-                                if left > 0 {
-                                    if s[c] == 0 { nextActive.append(cell) }
-                                    s[c] += left
-                                }
+                        // A cell joins the next active list when it first receives mass: a zero (an underflowed
+                        // mass) would leave it at 0 and let it join again and again, doubling the list each tick.
+                        for cell in active {
+                            let c = Int(cell)
+                            let mass = p[c]
+                            p[c] = 0
+                            guard mass > 0 else { continue }
+                            var left = mass
+                            for n in Int(start[c])..<Int(start[c + 1]) {
+                                let target = Int(neighbours[n])
+                                let moved = mass * move
+                                guard moved > 0 else { continue }
+                                if s[target] == 0 { nextActive.append(neighbours[n]) }
+                                s[target] += moved
+                                left -= moved
+                            }
+                            if left > 0 {
+                                if s[c] == 0 { nextActive.append(cell) }
+                                s[c] += left
                             }
                         }
                     }
@@ -103,8 +101,8 @@ struct PositionOracleTrack: Sendable {
     }
 
     /// Weighs the belief by one advertisement: the readings of the gateways that heard it, and the silence of the
-    /// others. `weight` tempers the evidence (1: the likelihood as it is).
-    mutating func observe(weight: Float, map: PositionOracleMap) {
+    /// others.
+    mutating func observe(map: PositionOracleMap) {
         let count = map.grid.count
         let noise = walking ? map.walkingNoise : map.stillNoise
         let power = self.power
@@ -119,7 +117,9 @@ struct PositionOracleTrack: Sendable {
                 }
             }
         }
-        var logLikelihood = [Float](repeating: 0, count: active.count)
+        // Reused from one advertisement to the next: this runs for every advertisement of every tag.
+        logLikelihood.removeAll(keepingCapacity: true)
+        logLikelihood.append(contentsOf: repeatElement(0, count: active.count))
         var best = -Float.infinity
         map.means.withUnsafeBufferPointer { means in
             noise.heard.withUnsafeBufferPointer { heard in
@@ -142,7 +142,7 @@ struct PositionOracleTrack: Sendable {
         probability.withUnsafeMutableBufferPointer { p in
             for (k, cell) in active.enumerated() {
                 let c = Int(cell)
-                p[c] *= exp(weight * (logLikelihood[k] - best))
+                p[c] *= exp(logLikelihood[k] - best)
                 total += p[c]
             }
             guard total > 0 else {
