@@ -105,19 +105,30 @@ public enum Bench {
         public static let venue = "venue.yaml"
         public static let hub = "hub.yaml"
         public static let calibratedHub = "hub-calibrated.yaml"
+        public static let calibratedEvents = "events-calibrated.jsonl"
         public static let calibration = "calibration.yaml"
         public static let events = "events.jsonl"
         public static let oracle = "run/oracle.jsonl"
+        public static let nominal = "run/nominal.jsonl"
+        public static let nearBoundary = "run/near-boundary.jsonl"
         /// Score steps print JSON (`beacon-sim score --json`) to `NAME.out`.
         public static let hubScore = "score"
         public static let oracleScore = "score-oracle"
+        public static let nominalScore = "score-nominal"
+        /// `--also-calibrated`: the calibrated hub's score, beside the uncalibrated one in `hubScore`.
+        public static let calibratedScore = "score-calibrated"
     }
 
     /// The programs run for venue `seed`, in order, exactly as a user would type them in the venue's folder: run,
-    /// (calibration walk and calibrate,) replay, score hub and baseline, score the oracle if the run wrote one.
-    /// The replay's hub.yaml is `Files.calibratedHub` when `calibrated`; the command writes both.
-    public static func steps(seed: UInt64, duration: String, calibrated: Bool) -> [Step] {
-        let score = ["score", "--venue", Files.venue, "--truth", "run/truth.jsonl", "--json", "--events"]
+    /// (calibration walk and calibrate,) replay, score hub and baseline, score the oracle and the nominal reference if
+    /// the run wrote them; every score also away from zone boundaries. The replay's hub.yaml is `Files.calibratedHub`
+    /// when `calibrated`; the command writes both. `alsoCalibrated` replays and scores the hub both ways over the same
+    /// run: uncalibrated as usual, calibrated into `Files.calibratedEvents` and `Files.calibratedScore`.
+    public static func steps(seed: UInt64, duration: String, calibrated: Bool, alsoCalibrated: Bool = false) -> [Step] {
+        let score = [
+            "score", "--venue", Files.venue, "--truth", "run/truth.jsonl", "--near-boundary", Files.nearBoundary,
+            "--json", "--events",
+        ]
         var steps = [
             Step(
                 name: "run", program: .sim,
@@ -126,7 +137,7 @@ public enum Bench {
                     "\(Int(start))",
                 ])
         ]
-        if calibrated {
+        if calibrated || alsoCalibrated {
             steps += [
                 Step(
                     name: "calibration-walk", program: .sim,
@@ -153,7 +164,19 @@ public enum Bench {
                 name: Files.hubScore, program: .sim,
                 arguments: score + [Files.events, "--sightings", "run/sightings.jsonl"]),
             Step(name: Files.oracleScore, program: .sim, arguments: score + [Files.oracle], requires: Files.oracle),
+            Step(name: Files.nominalScore, program: .sim, arguments: score + [Files.nominal], requires: Files.nominal),
         ]
+        if alsoCalibrated && !calibrated {
+            steps += [
+                Step(
+                    name: "replay-calibrated", program: .hub,
+                    arguments: [
+                        "replay", "--config", Files.calibratedHub, "run/sightings.jsonl", "--events",
+                        Files.calibratedEvents,
+                    ]),
+                Step(name: Files.calibratedScore, program: .sim, arguments: score + [Files.calibratedEvents]),
+            ]
+        }
         return steps
     }
 

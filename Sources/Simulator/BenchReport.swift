@@ -2,7 +2,9 @@ import Foundation
 
 /// What `beacon-sim bench` found: a row per venue and a summary per family (and for all), as a table or JSON.
 public struct BenchReport: Sendable, Hashable, Codable {
-    /// One venue: what it is and how the hub, the baseline and (when the run wrote one) the oracle scored.
+    /// One venue: what it is and how the hub, the baseline and (when the run wrote them) the oracle and the nominal
+    /// reference scored. Scores carry their accuracy away from zone boundaries when the run wrote its near-boundary
+    /// intervals.
     public struct Row: Sendable, Hashable, Codable {
         public var seed: UInt64
         public var family: String
@@ -11,13 +13,18 @@ public struct BenchReport: Sendable, Hashable, Codable {
         public var hub: ZoneScore
         public var baseline: ZoneScore?
         public var oracle: ZoneScore?
+        public var nominal: ZoneScore?
         /// Accuracy differences as fractions (0.05 = 5 points); nil without the other score.
         public var hubMinusOracle: Double?
         public var hubMinusBaseline: Double?
+        /// The same away from zone boundaries; nil without the other score or the near-boundary intervals.
+        public var hubMinusOracleAway: Double?
+        /// With `--also-calibrated`: the hub calibrated from the venue's strolling walk, beside `hub` uncalibrated.
+        public var calibratedHub: ZoneScore?
 
         public init(
             seed: UInt64, family: String, zones: Int, gateways: Int, hub: ZoneScore, baseline: ZoneScore?,
-            oracle: ZoneScore?
+            oracle: ZoneScore?, nominal: ZoneScore? = nil
         ) {
             self.seed = seed
             self.family = family
@@ -26,8 +33,12 @@ public struct BenchReport: Sendable, Hashable, Codable {
             self.hub = hub
             self.baseline = baseline
             self.oracle = oracle
+            self.nominal = nominal
             hubMinusOracle = oracle.map { hub.accuracy - $0.accuracy }
             hubMinusBaseline = baseline.map { hub.accuracy - $0.accuracy }
+            if let hubAway = hub.awayAccuracy, let oracleAway = oracle?.awayAccuracy {
+                hubMinusOracleAway = hubAway - oracleAway
+            }
         }
     }
 
@@ -46,6 +57,20 @@ public struct BenchReport: Sendable, Hashable, Codable {
         /// Medians over venues of each venue's latency median and p90; nil when no venue had a crossing reported.
         public var medianLatencyMedian: Double?
         public var medianLatencyP90: Double?
+        /// Median accuracy of the nominal reference over the venues that have it.
+        public var medianNominalAccuracy: Double? = nil
+        /// Away from zone boundaries, over the venues that have the figure: the median share of tag-time away, the
+        /// median accuracy there of each method, and of the hub's difference to the oracle there.
+        public var medianAwayShare: Double? = nil
+        public var medianHubAwayAccuracy: Double? = nil
+        public var medianBaselineAwayAccuracy: Double? = nil
+        public var medianOracleAwayAccuracy: Double? = nil
+        public var medianNominalAwayAccuracy: Double? = nil
+        public var medianHubMinusOracleAway: Double? = nil
+        /// With `--also-calibrated`: the calibrated hub's median accuracy, and the median of each venue's gain from
+        /// calibrating (calibrated minus uncalibrated).
+        public var medianCalibratedAccuracy: Double? = nil
+        public var medianCalibrationGain: Double? = nil
     }
 
     /// The seeds asked for, as `--seeds` takes them, and what they are for (`Bench.seedSetNote`).
@@ -86,7 +111,17 @@ public struct BenchReport: Sendable, Hashable, Codable {
             medianHubMinusBaseline: median(rows.compactMap(\.hubMinusBaseline)),
             medianFalseTransitionsPerTagHour: median(rows.map(\.hub.falseTransitionsPerTagHour)) ?? 0,
             medianLatencyMedian: median(rows.compactMap(\.hub.latencyMedian)),
-            medianLatencyP90: median(rows.compactMap(\.hub.latencyP90)))
+            medianLatencyP90: median(rows.compactMap(\.hub.latencyP90)),
+            medianNominalAccuracy: median(rows.compactMap(\.nominal?.accuracy)),
+            medianAwayShare: median(rows.compactMap(\.hub.awayShare)),
+            medianHubAwayAccuracy: median(rows.compactMap(\.hub.awayAccuracy)),
+            medianBaselineAwayAccuracy: median(rows.compactMap(\.baseline?.awayAccuracy)),
+            medianOracleAwayAccuracy: median(rows.compactMap(\.oracle?.awayAccuracy)),
+            medianNominalAwayAccuracy: median(rows.compactMap(\.nominal?.awayAccuracy)),
+            medianHubMinusOracleAway: median(rows.compactMap(\.hubMinusOracleAway)),
+            medianCalibratedAccuracy: median(rows.compactMap(\.calibratedHub?.accuracy)),
+            medianCalibrationGain: median(
+                rows.compactMap { row in row.calibratedHub.map { $0.accuracy - row.hub.accuracy } }))
     }
 
     /// Seconds as the command lines write them: `20m`, `1h30m`, `90s` (whole seconds).
@@ -106,7 +141,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
 }
 
 extension BenchReport {
-    /// The report as text: a row per venue, then the summary per family and for all, with a legend.
+    /// The report as text: a row per venue, then the summary per family and for all, with a legend; when the scores
+    /// carry figures away from zone boundaries, the same two tables again for those.
     public var table: String {
         func percent(_ value: Double?) -> String { value.map { String(format: "%.1f", $0 * 100) } ?? "" }
         func points(_ value: Double?) -> String { value.map { String(format: "%+.1f", $0 * 100) } ?? "" }
@@ -125,11 +161,12 @@ extension BenchReport {
             "beacon-sim bench: seeds \(seeds), \(Self.durationText(durationSeconds)) per venue, hub"
                 + " \(calibrated ? "calibrated (strolling walk)" : "uncalibrated"), default settings",
             seedSet,
-            "hub, base(line), oracle: accuracy %; hub-oracle, hub-base: points; false/h, latency med / p90 s: hub's",
+            "hub, base(line), oracle, nominal: accuracy %; hub-oracle, hub-base: points; false/h, latency med / p90 s:"
+                + " hub's",
             "",
             line([
                 ("seed", 6), ("family", -11), ("zones", 5), ("gw", 3), ("hub", 6), ("base", 6), ("oracle", 6),
-                ("hub-oracle", 10), ("hub-base", 8), ("false/h", 7), ("latency", -13),
+                ("nominal", 7), ("hub-oracle", 10), ("hub-base", 8), ("false/h", 7), ("latency", -13),
             ]),
         ]
         for row in rows {
@@ -137,17 +174,19 @@ extension BenchReport {
                 line([
                     ("\(row.seed)", 6), (row.family, -11), ("\(row.zones)", 5), ("\(row.gateways)", 3),
                     (percent(row.hub.accuracy), 6), (percent(row.baseline?.accuracy), 6),
-                    (percent(row.oracle?.accuracy), 6), (points(row.hubMinusOracle), 10),
-                    (points(row.hubMinusBaseline), 8), (String(format: "%.2f", row.hub.falseTransitionsPerTagHour), 7),
+                    (percent(row.oracle?.accuracy), 6), (percent(row.nominal?.accuracy), 7),
+                    (points(row.hubMinusOracle), 10), (points(row.hubMinusBaseline), 8),
+                    (String(format: "%.2f", row.hub.falseTransitionsPerTagHour), 7),
                     (seconds(row.hub.latencyMedian, row.hub.latencyP90), -13),
                 ]))
         }
         lines += [
             "",
-            "per family: median and worst (seed) hub accuracy %; medians over venues of the rest",
+            "per family: median and worst (seed) hub accuracy %, median nominal accuracy %; medians over venues of the"
+                + " rest",
             line([
-                ("family", -11), ("venues", 6), ("median", 6), ("worst", 6), ("(seed)", 6), ("hub-oracle", 10),
-                ("hub-base", 8), ("false/h", 7), ("latency", -13),
+                ("family", -11), ("venues", 6), ("median", 6), ("worst", 6), ("(seed)", 6), ("nominal", 7),
+                ("hub-oracle", 10), ("hub-base", 8), ("false/h", 7), ("latency", -13),
             ]),
         ]
         for summary in families {
@@ -155,10 +194,74 @@ extension BenchReport {
                 line([
                     (summary.family, -11), ("\(summary.venues)", 6), (percent(summary.medianAccuracy), 6),
                     (percent(summary.worstAccuracy), 6), ("(\(summary.worstSeed))", 6),
-                    (points(summary.medianHubMinusOracle), 10), (points(summary.medianHubMinusBaseline), 8),
+                    (percent(summary.medianNominalAccuracy), 7), (points(summary.medianHubMinusOracle), 10),
+                    (points(summary.medianHubMinusBaseline), 8),
                     (String(format: "%.2f", summary.medianFalseTransitionsPerTagHour), 7),
                     (seconds(summary.medianLatencyMedian, summary.medianLatencyP90), -13),
                 ]))
+        }
+        if rows.contains(where: { $0.hub.awayShare != nil }) {
+            let header = [
+                ("away", 6), ("hub", 6), ("base", 6), ("oracle", 6), ("nominal", 7), ("hub-oracle", 10),
+            ]
+            lines += [
+                "",
+                "away from zone boundaries (at least 1 m from every one): share of tag-time away %, accuracy % there;"
+                    + " hub-oracle: points",
+                line([("seed", 6), ("family", -11)] + header),
+            ]
+            for row in rows {
+                lines.append(
+                    line([
+                        ("\(row.seed)", 6), (row.family, -11), (percent(row.hub.awayShare), 6),
+                        (percent(row.hub.awayAccuracy), 6), (percent(row.baseline?.awayAccuracy), 6),
+                        (percent(row.oracle?.awayAccuracy), 6), (percent(row.nominal?.awayAccuracy), 7),
+                        (points(row.hubMinusOracleAway), 10),
+                    ]))
+            }
+            lines += [
+                "",
+                "per family, away from zone boundaries: medians over venues",
+                line([("family", -11), ("venues", 6)] + header),
+            ]
+            for summary in families {
+                lines.append(
+                    line([
+                        (summary.family, -11), ("\(summary.venues)", 6), (percent(summary.medianAwayShare), 6),
+                        (percent(summary.medianHubAwayAccuracy), 6), (percent(summary.medianBaselineAwayAccuracy), 6),
+                        (percent(summary.medianOracleAwayAccuracy), 6), (percent(summary.medianNominalAwayAccuracy), 7),
+                        (points(summary.medianHubMinusOracleAway), 10),
+                    ]))
+            }
+        }
+        if rows.contains(where: { $0.calibratedHub != nil }) {
+            lines += [
+                "",
+                "hub calibrated from a strolling walk (same venue and run) beside uncalibrated: accuracy %; gain: points",
+                line([("seed", 6), ("family", -11), ("hub", 6), ("hub-cal", 7), ("gain", 6)]),
+            ]
+            for row in rows {
+                lines.append(
+                    line([
+                        ("\(row.seed)", 6), (row.family, -11), (percent(row.hub.accuracy), 6),
+                        (percent(row.calibratedHub?.accuracy), 7),
+                        (points(row.calibratedHub.map { $0.accuracy - row.hub.accuracy }), 6),
+                    ]))
+            }
+            lines += [
+                "", "per family: medians over venues",
+                line(
+                    [("family", -11), ("venues", 6)] + [
+                        ("hub", 6), ("hub-cal", 7), ("gain", 6),
+                    ]),
+            ]
+            for summary in families {
+                lines.append(
+                    line([
+                        (summary.family, -11), ("\(summary.venues)", 6), (percent(summary.medianAccuracy), 6),
+                        (percent(summary.medianCalibratedAccuracy), 7), (points(summary.medianCalibrationGain), 6),
+                    ]))
+            }
         }
         return lines.map { $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) }
             .joined(separator: "\n")

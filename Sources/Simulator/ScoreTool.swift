@@ -4,7 +4,8 @@ import ZoneInference
 
 /// `beacon-sim score`: the hub's event lines against the ground truth, beside the strongest-gateway baseline and,
 /// when given, the position oracle (`oracle.jsonl` of `beacon-sim run`: the practical limit) and the nominal-model
-/// reference (`nominal.jsonl`).
+/// reference (`nominal.jsonl`). With the run's `near-boundary.jsonl`, every score also carries its accuracy away from
+/// zone boundaries.
 public enum ScoreTool {
     /// The scores, and lines that could not be read (reported, skipped).
     public struct Report: Sendable, Codable {
@@ -22,7 +23,7 @@ public enum ScoreTool {
 
     public static func run(
         venue: Venue, truthPath: String, eventsPath: String, sightingsPath: String?, oraclePath: String? = nil,
-        nominalPath: String? = nil
+        nominalPath: String? = nil, nearBoundaryPath: String? = nil, positionsPath: String? = nil
     ) throws -> Report {
         var skipped: [String] = []
         var truth: [TruthInterval] = []
@@ -33,19 +34,43 @@ public enum ScoreTool {
                 skipped.append("\(truthPath):\(number): \(ContractCoding.describe(error))")
             }
         }
-        let hub = Scorer.score(truth: truth, reported: try timelines(eventsPath, skipped: &skipped))
+        var near: [NearBoundaryInterval]?
+        if let nearBoundaryPath {
+            var intervals: [NearBoundaryInterval] = []
+            try LineFileReader.forEachLine(nearBoundaryPath) { line, number in
+                do {
+                    intervals.append(try JSONDecoder().decode(NearBoundaryInterval.self, from: Data(line.utf8)))
+                } catch {
+                    skipped.append("\(nearBoundaryPath):\(number): \(ContractCoding.describe(error))")
+                }
+            }
+            near = intervals
+        } else if let positionsPath {
+            var samples: [PositionSample] = []
+            try LineFileReader.forEachLine(positionsPath) { line, number in
+                do {
+                    samples.append(try JSONDecoder().decode(PositionSample.self, from: Data(line.utf8)))
+                } catch {
+                    skipped.append("\(positionsPath):\(number): \(ContractCoding.describe(error))")
+                }
+            }
+            near = PositionSample.nearBoundaryIntervals(samples, boundaries: ZoneBoundaries(venue: venue))
+        }
+        func score(_ reported: [TagID: ZoneTimeline]) -> (overall: ZoneScore, perTag: [TagID: ZoneScore]) {
+            Scorer.score(truth: truth, reported: reported, nearBoundary: near)
+        }
+        let hub = score(try timelines(eventsPath, skipped: &skipped))
         var report = Report(
             hub: hub.overall, baseline: nil,
             perTag: Dictionary(uniqueKeysWithValues: hub.perTag.map { ($0.key.rawValue, $0.value) }),
             baselinePerTag: nil, skippedLines: skipped)
         if let oraclePath {
-            let oracle = Scorer.score(truth: truth, reported: try timelines(oraclePath, skipped: &report.skippedLines))
+            let oracle = score(try timelines(oraclePath, skipped: &report.skippedLines))
             report.oracle = oracle.overall
             report.hubMinusOraclePoints = (hub.overall.accuracy - oracle.overall.accuracy) * 100
         }
         if let nominalPath {
-            report.nominal =
-                Scorer.score(truth: truth, reported: try timelines(nominalPath, skipped: &report.skippedLines)).overall
+            report.nominal = score(try timelines(nominalPath, skipped: &report.skippedLines)).overall
         }
         if let sightingsPath {
             // The baseline is the engine's `strongest` method with the baseline's settings.
@@ -69,7 +94,7 @@ public enum ScoreTool {
             }
             if let end = truth.map(\.exit).max() { baseline.advance(to: end, events: &events) }
             drain()
-            let scored = Scorer.score(truth: truth, reported: timelines)
+            let scored = score(timelines)
             report.baseline = scored.overall
             report.baselinePerTag = Dictionary(uniqueKeysWithValues: scored.perTag.map { ($0.key.rawValue, $0.value) })
         }
@@ -90,23 +115,37 @@ public enum ScoreTool {
         return reported
     }
 
-    /// The report as a table: overall, then per tag, hub beside baseline.
+    /// The report as a table: overall, then per tag, hub beside baseline. With near-boundary intervals, a column of
+    /// the accuracy away from boundaries and a line with the share of tag-time that was away.
     public static func table(_ report: Report) -> String {
+        let away = report.hub.awayShare != nil
         func cells(_ score: ZoneScore?) -> String {
             guard let score else { return "" }
             let latency = [score.latencyMedian, score.latencyP90].map { $0.map { String(format: "%.1f", $0) } ?? "-" }
-            return String(
+            var text = String(
                 format: "%6.1f %%  %5@ / %-5@ s  %6.2f  %4d  %5.1f %%", score.accuracy * 100, latency[0] as NSString,
                 latency[1] as NSString, score.falseTransitionsPerTagHour, score.missedTransitions,
                 score.noZoneShare * 100)
+            if away {
+                text += score.awayAccuracy.map { String(format: "  %6.1f %%", $0 * 100) } ?? "         -"
+            }
+            return text
         }
         var lines = [
             "accuracy = share of tag-time in the true zone; latency = median / p90 from true crossing to decision;",
             "false/h = reported changes into a zone the tag was not in, per tag-hour; missed = true crossings never",
             "reported; no zone = time with no zone reported while the tag was in one.",
+        ]
+        if let share = report.hub.awayShare {
+            lines += [
+                "away = accuracy over the tag-time at least 1 m from every zone boundary (near-boundary file);",
+                String(format: "%.1f %% of the tag-time was away.", share * 100),
+            ]
+        }
+        lines += [
             "",
             "label".padding(toLength: 21, withPad: " ", startingAt: 0)
-                + "accuracy   latency med/p90   false/h  missed  no zone",
+                + "accuracy   latency med/p90   false/h  missed  no zone" + (away ? "      away" : ""),
             "hub".padding(toLength: 21, withPad: " ", startingAt: 0) + cells(report.hub),
         ]
         if let baseline = report.baseline {

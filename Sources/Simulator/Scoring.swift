@@ -70,6 +70,10 @@ public struct ZoneScore: Sendable, Hashable, Codable {
     /// Share of tag-time with no zone reported while the tag was in one.
     public var noZoneShare: Double
     public var tagHours: Double
+    /// Scored with the near-boundary intervals of the run (nil without them): the accuracy over the tag-time the tag
+    /// was away from every zone boundary (nil when it never was), and that time's share of all scored tag-time.
+    public var awayAccuracy: Double? = nil
+    public var awayShare: Double? = nil
 }
 
 /// Compares reported zone timelines with the ground truth.
@@ -78,24 +82,30 @@ public enum Scorer {
     public static let startGrace = 2.0
 
     /// Scores every tag of `truth` against the event lines reported for it; tags without reports count as never
-    /// reported. Returns the overall score and one per tag.
+    /// reported. Returns the overall score and one per tag. With `nearBoundary` (the run's near-boundary intervals;
+    /// a tag without any was never near), the scores also carry the accuracy away from boundaries.
     public static func score(
-        truth: [TruthInterval], events: some Sequence<ZoneEvent>
+        truth: [TruthInterval], events: some Sequence<ZoneEvent>, nearBoundary: [NearBoundaryInterval]? = nil
     ) -> (overall: ZoneScore, perTag: [TagID: ZoneScore]) {
         var timelines: [TagID: ZoneTimeline] = [:]
         for event in events { ZoneTimeline.apply(event, to: &timelines) }
-        return score(truth: truth, reported: timelines)
+        return score(truth: truth, reported: timelines, nearBoundary: nearBoundary)
     }
 
     /// Scores every tag of `truth` against its reported timeline.
     public static func score(
-        truth: [TruthInterval], reported: [TagID: ZoneTimeline]
+        truth: [TruthInterval], reported: [TagID: ZoneTimeline], nearBoundary: [NearBoundaryInterval]? = nil
     ) -> (overall: ZoneScore, perTag: [TagID: ZoneScore]) {
+        let near = nearBoundary.map { intervals in
+            Dictionary(grouping: intervals, by: \.tag).mapValues { $0.sorted { $0.from < $1.from } }
+        }
         var perTag: [TagID: ZoneScore] = [:]
-        var totals = Accumulator()
+        var totals = Accumulator(scoresAway: near != nil)
         for (tag, intervals) in Dictionary(grouping: truth, by: \.tag) {
-            var accumulator = Accumulator()
-            accumulate(intervals.sorted { $0.enter < $1.enter }, reported[tag] ?? ZoneTimeline(), into: &accumulator)
+            var accumulator = Accumulator(scoresAway: near != nil)
+            accumulate(
+                intervals.sorted { $0.enter < $1.enter }, reported[tag] ?? ZoneTimeline(), near: near?[tag] ?? [],
+                into: &accumulator)
             perTag[tag] = accumulator.score
             totals.merge(accumulator)
         }
@@ -110,6 +120,10 @@ public enum Scorer {
         var falseTransitions = 0
         var missed = 0
         var trueTransitions = 0
+        /// Whether near-boundary intervals were given; then the time away from boundaries, and of it the correct.
+        var scoresAway = false
+        var awaySeconds = 0.0
+        var awayCorrect = 0.0
 
         mutating func merge(_ other: Accumulator) {
             seconds += other.seconds
@@ -119,6 +133,8 @@ public enum Scorer {
             falseTransitions += other.falseTransitions
             missed += other.missed
             trueTransitions += other.trueTransitions
+            awaySeconds += other.awaySeconds
+            awayCorrect += other.awayCorrect
         }
 
         var score: ZoneScore {
@@ -132,20 +148,28 @@ public enum Scorer {
                 latencyP90: percentile(0.9),
                 falseTransitionsPerTagHour: hours > 0 ? Double(falseTransitions) / hours : 0,
                 falseTransitions: falseTransitions, missedTransitions: missed, trueTransitions: trueTransitions,
-                noZoneShare: seconds > 0 ? noZone / seconds : 0, tagHours: hours)
+                noZoneShare: seconds > 0 ? noZone / seconds : 0, tagHours: hours,
+                awayAccuracy: scoresAway && awaySeconds > 0 ? awayCorrect / awaySeconds : nil,
+                awayShare: scoresAway ? (seconds > 0 ? awaySeconds / seconds : 0) : nil)
         }
     }
 
-    static func accumulate(_ truth: [TruthInterval], _ reported: ZoneTimeline, into result: inout Accumulator) {
+    /// Adds one tag's figures; `near` is its near-boundary intervals in time order.
+    static func accumulate(
+        _ truth: [TruthInterval], _ reported: ZoneTimeline, near: [NearBoundaryInterval] = [],
+        into result: inout Accumulator
+    ) {
         guard let first = truth.first, let last = truth.last else { return }
         let begin = first.enter + startGrace
         let end = last.exit
         guard end > begin else { return }
-        // Time shares: walk the union of truth boundaries and report steps.
-        var cuts = Set(truth.flatMap { [$0.enter, $0.exit] } + reported.steps.map(\.t))
+        // Time shares: walk the union of truth boundaries, report steps and near-boundary intervals.
+        var cuts = Set(
+            truth.flatMap { [$0.enter, $0.exit] } + reported.steps.map(\.t) + near.flatMap { [$0.from, $0.to] })
         cuts.insert(begin)
         let points = cuts.filter { $0 >= begin && $0 <= end }.sorted()
         var truthIndex = 0
+        var nearIndex = 0
         for (a, b) in zip(points, points.dropFirst()) where b > a {
             let middle = (a + b) / 2
             while truthIndex < truth.count - 1 && truth[truthIndex].exit <= middle { truthIndex += 1 }
@@ -154,6 +178,11 @@ public enum Scorer {
             result.seconds += b - a
             if shown == actual { result.correct += b - a }
             if shown == nil && actual != nil { result.noZone += b - a }
+            while nearIndex < near.count && near[nearIndex].to <= middle { nearIndex += 1 }
+            if result.scoresAway && !(nearIndex < near.count && near[nearIndex].from <= middle) {
+                result.awaySeconds += b - a
+                if shown == actual { result.awayCorrect += b - a }
+            }
         }
         // Transitions: each true crossing is matched by the first reported change into the new zone before the next
         // crossing; a reported change into a zone the tag was not in at that moment is false.

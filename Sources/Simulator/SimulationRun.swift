@@ -1,9 +1,10 @@
 import BeaconModel
 import Foundation
 
-/// `beacon-sim run VENUE --out DIR`: a seeded run written as `sightings.jsonl` (the contract's sighting lines) and
-/// `truth.jsonl` (one true interval per line), optionally gzip-compressed; unless told not to, also the decisions of
-/// the position oracle (`oracle.jsonl`, exact map) and of the nominal-model reference (`nominal.jsonl`) as event lines.
+/// `beacon-sim run VENUE --out DIR`: a seeded run written as `sightings.jsonl` (the contract's sighting lines),
+/// `truth.jsonl` (one true interval per line) and `near-boundary.jsonl` (when each tag was near a zone boundary),
+/// optionally gzip-compressed; unless told not to, also the decisions of the position oracle (`oracle.jsonl`, exact
+/// map) and of the nominal-model reference (`nominal.jsonl`) as event lines.
 public enum SimulationRun {
     /// What a run produced.
     public struct Summary: Sendable {
@@ -16,6 +17,9 @@ public enum SimulationRun {
         public var oracleSeconds: Double = 0
         /// The oracle's grid: cells and their side, metres (nil without the oracle).
         public var oracleCells: (count: Int, size: Double)?
+        /// Lines of `near-boundary.jsonl`, and the seconds of `wallSeconds` spent finding them.
+        public var nearBoundaryIntervals = 0
+        public var nearBoundarySeconds = 0.0
     }
 
     public static func writeFiles(
@@ -31,6 +35,15 @@ public enum SimulationRun {
         var simulation = VenueSimulation(venue: venue, seed: seed, start: start)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        // Positions from copies of the walkers, before the run moves them.
+        let nearStarted = clock.now
+        let near = simulation.nearBoundaryIntervals(until: start + duration, boundaries: ZoneBoundaries(venue: venue))
+        let nearWriter = try LineFileWriter(path: "\(directory)/near-boundary\(suffix)", gzip: gzip)
+        for interval in near {
+            if let data = try? encoder.encode(interval) { nearWriter.write(String(decoding: data, as: UTF8.self)) }
+        }
+        try nearWriter.close()
+        let nearTime = clock.now - nearStarted
         // The oracles see every sighting as it is made, with the run's own radio model and tags.
         var oracles: [(filter: PositionOracle, writer: LineFileWriter)] = []
         let building = clock.now
@@ -74,7 +87,8 @@ public enum SimulationRun {
         return Summary(
             sightings: sightings.lines, truthIntervals: truth.lines, tags: simulation.tags.count,
             gateways: venue.gateways.count, wallSeconds: seconds(clock.now - began), oracleSeconds: seconds(oracleTime),
-            oracleCells: oracles.first?.filter.cells)
+            oracleCells: oracles.first?.filter.cells, nearBoundaryIntervals: near.count,
+            nearBoundarySeconds: seconds(nearTime))
     }
 
     private static func seconds(_ duration: Duration) -> Double {

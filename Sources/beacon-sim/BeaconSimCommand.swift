@@ -24,7 +24,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
         @Argument(help: "The venue file (config/venues/*.yaml).")
         var venue: String
 
-        @Option(help: "Directory for sightings, truth, oracle and nominal .jsonl files (as fast as possible).")
+        @Option(help: "Directory for sightings, truth, near-boundary, oracle, nominal .jsonl (as fast as possible).")
         var out: String?
 
         @Option(help: "HOST:PORT of a broker: play every gateway live, as an agent would.")
@@ -88,11 +88,15 @@ struct BeaconSimCommand: AsyncParsableCommand {
             let summary = try SimulationRun.writeFiles(
                 venue: loaded, seed: seed, start: begin, duration: seconds ?? 3600, directory: out, gzip: gzip,
                 oracle: !noOracle)
-            let rate = Double(summary.sightings) / max(summary.wallSeconds - summary.oracleSeconds, 1e-9)
+            let simulating = summary.wallSeconds - summary.oracleSeconds - summary.nearBoundarySeconds
+            let rate = Double(summary.sightings) / max(simulating, 1e-9)
             print(
                 "beacon-sim: \(loaded.site): \(summary.tags) tags, \(summary.gateways) gateways, \(duration) simulated"
                     + " in \(String(format: "%.1f", summary.wallSeconds)) s: \(summary.sightings) sightings"
                     + " (\(Int(rate)) sightings/s), \(summary.truthIntervals) truth intervals → \(out)")
+            print(
+                "beacon-sim: \(summary.nearBoundaryIntervals) near-boundary intervals (positions every"
+                    + " \(VenueSimulation.positionStep) s) in \(String(format: "%.2f", summary.nearBoundarySeconds)) s")
             if let cells = summary.oracleCells {
                 print(
                     "beacon-sim: oracle and nominal reference (\(cells.count) cells of \(cells.size) m) took"
@@ -152,8 +156,23 @@ struct Score: ParsableCommand {
     @Option(help: "nominal.jsonl from beacon-sim run: also score the nominal-model reference.")
     var nominal: String?
 
+    @Option(help: "near-boundary.jsonl from beacon-sim run: also score each method away from zone boundaries.")
+    var nearBoundary: String?
+
+    @Option(
+        help:
+            "Positions (lines of tag, t, x, y) of a recording: score away from zone boundaries as --near-boundary does."
+    )
+    var positions: String?
+
     @Flag(help: "Print JSON instead of a table.")
     var json = false
+
+    func validate() throws {
+        if nearBoundary != nil && positions != nil {
+            throw ValidationError("--near-boundary and --positions: give one (both say where the tags were)")
+        }
+    }
 
     func run() throws {
         let loaded: Venue
@@ -167,7 +186,7 @@ struct Score: ParsableCommand {
         do {
             report = try ScoreTool.run(
                 venue: loaded, truthPath: truth, eventsPath: events, sightingsPath: sightings, oraclePath: oracle,
-                nominalPath: nominal)
+                nominalPath: nominal, nearBoundaryPath: nearBoundary, positionsPath: positions)
         } catch {
             print("error: \(error.localizedDescription)")
             throw ExitCode(66)

@@ -35,6 +35,11 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Calibrate the hub of each venue first from a strolling calibration walk (same seed).")
     var calibrated = false
 
+    @Flag(
+        help:
+            "Score the hub uncalibrated and, over the same run, calibrated from a strolling walk (rows carry both).")
+    var alsoCalibrated = false
+
     @Option(help: "Keep every venue's files in this folder (default: a temporary folder, removed).")
     var out: String?
 
@@ -45,6 +50,10 @@ struct BenchCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
+        if calibrated && alsoCalibrated {
+            throw ValidationError(
+                "--calibrated and --also-calibrated: give one (--also-calibrated scores the hub both ways)")
+        }
         if SimulatedDuration.parse(duration) == nil {
             throw ValidationError("--duration \(duration): expected e.g. 90s, 30m, 1h, 2h30m, or seconds")
         }
@@ -86,28 +95,31 @@ struct BenchCommand: AsyncParsableCommand {
 
         var rows: [BenchReport.Row] = []
         var failures: [String] = []
-        await withTaskGroup(of: (UInt64, Result<BenchReport.Row, Error>).self) { group in
+        await withTaskGroup(of: Outcome.self) { group in
             var pending = chosen[...]
             func startNext() {
                 guard let venue = pending.popFirst() else { return }
                 group.addTask {
                     let folder = root.appendingPathComponent("seed-\(venue.seed)")
                     do {
-                        return (venue.seed, .success(try await benchVenue(venue, in: folder, programs: programs)))
+                        return Outcome(
+                            seed: venue.seed,
+                            result: .success(try await benchVenue(venue, in: folder, programs: programs)))
                     } catch {
-                        return (venue.seed, .failure(error))
+                        return Outcome(seed: venue.seed, result: .failure(error))
                     }
                 }
             }
             for _ in 0..<jobs { startNext() }
-            while let (seed, result) = await group.next() {
-                switch result {
+            while let outcome = await group.next() {
+                switch outcome.result {
                 case .success(let row):
                     rows.append(row)
-                    Self.note("seed \(seed) (\(row.family)): hub \(String(format: "%.1f", row.hub.accuracy * 100)) %")
+                    Self.note(
+                        "seed \(outcome.seed) (\(row.family)): hub \(String(format: "%.1f", row.hub.accuracy * 100)) %")
                 case .failure(let error):
-                    failures.append("seed \(seed): \(error)")
-                    Self.note("seed \(seed): failed: \(error)")
+                    failures.append("seed \(outcome.seed): \(error)")
+                    Self.note("seed \(outcome.seed): failed: \(error)")
                 }
                 startNext()
             }
@@ -133,6 +145,13 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    /// What one venue's task hands back. A struct rather than a `(UInt64, Result)` tuple: release builds (Swift 6.3)
+    /// read the tuple's seed wrong, printing garbage seeds in the progress notes.
+    struct Outcome: Sendable {
+        var seed: UInt64
+        var result: Result<BenchReport.Row, any Error>
+    }
+
     /// One venue: its files written, its steps run in its folder, its scores read.
     func benchVenue(_ venue: RandomVenue, in folder: URL, programs: URL) async throws -> BenchReport.Row {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -140,12 +159,14 @@ struct BenchCommand: AsyncParsableCommand {
         try venue.yaml.write(to: folder.appendingPathComponent(Bench.Files.venue), atomically: true, encoding: .utf8)
         try Bench.hubConfiguration(site: site, venueFile: Bench.Files.venue).write(
             to: folder.appendingPathComponent(Bench.Files.hub), atomically: true, encoding: .utf8)
-        if calibrated {
+        if calibrated || alsoCalibrated {
             try Bench.hubConfiguration(
                 site: site, venueFile: Bench.Files.venue, calibrationFile: Bench.Files.calibration
             ).write(to: folder.appendingPathComponent(Bench.Files.calibratedHub), atomically: true, encoding: .utf8)
         }
-        for step in Bench.steps(seed: venue.seed, duration: duration, calibrated: calibrated) {
+        for step in Bench.steps(
+            seed: venue.seed, duration: duration, calibrated: calibrated, alsoCalibrated: alsoCalibrated)
+        {
             if let required = step.requires,
                 !FileManager.default.fileExists(atPath: folder.appendingPathComponent(required).path)
             {
@@ -161,9 +182,12 @@ struct BenchCommand: AsyncParsableCommand {
         guard let hub = try score(Bench.Files.hubScore) else {
             throw BenchError(.stepFailed, "no score printed")
         }
-        return BenchReport.Row(
+        var row = BenchReport.Row(
             seed: venue.seed, family: venue.family.rawValue, zones: venue.zones, gateways: venue.gateways,
-            hub: hub.hub, baseline: hub.baseline, oracle: try score(Bench.Files.oracleScore)?.hub)
+            hub: hub.hub, baseline: hub.baseline, oracle: try score(Bench.Files.oracleScore)?.hub,
+            nominal: try score(Bench.Files.nominalScore)?.hub)
+        row.calibratedHub = try score(Bench.Files.calibratedScore)?.hub
+        return row
     }
 
     /// Runs one step's program in `folder`, its output to `NAME.out` and `NAME.err` there; throws unless it exits 0.

@@ -31,9 +31,18 @@ struct BenchCommandTests {
             #expect((0...1).contains(row.hub.accuracy))
             let baseline = try #require(row.baseline)
             #expect((0...1).contains(baseline.accuracy))
-            if let oracle = row.oracle { #expect((0...1).contains(oracle.accuracy)) }
+            if let oracle = row.oracle {
+                #expect((0...1).contains(oracle.accuracy))
+                // The run that wrote the oracle wrote the nominal reference too, and both were scored.
+                let nominal = try #require(row.nominal)
+                #expect((0...1).contains(nominal.accuracy) && nominal.awayShare != nil)
+            }
             #expect(row.hub.tagHours > 0)
+            // Every score also away from zone boundaries, over the same share of tag-time.
+            let share = try #require(row.hub.awayShare)
+            #expect(share > 0 && share <= 1 && baseline.awayShare == share)
         }
+        #expect(report.families.last?.medianAwayShare != nil)
         #expect(report.families.last?.family == "all")
         #expect(report.families.last?.venues == 2)
         #expect(report.seedSet.contains("training set"))
@@ -43,6 +52,8 @@ struct BenchCommandTests {
             #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("events.jsonl").path))
             let replay = try String(contentsOf: folder.appendingPathComponent("replay.out"), encoding: .utf8)
             #expect(replay.hasPrefix("beacon-hub replay:"))
+            #expect(
+                FileManager.default.fileExists(atPath: folder.appendingPathComponent("run/near-boundary.jsonl").path))
         }
     }
 

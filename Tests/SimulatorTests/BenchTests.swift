@@ -5,7 +5,8 @@ import Testing
 @Suite struct BenchTests {
     /// A score with the given figures (ZoneScore's memberwise initialiser is internal; JSON is its public face).
     static func score(
-        _ accuracy: Double, falsePerHour: Double = 1, latency: (median: Double, p90: Double)? = (2, 4)
+        _ accuracy: Double, falsePerHour: Double = 1, latency: (median: Double, p90: Double)? = (2, 4),
+        away: (accuracy: Double, share: Double)? = nil
     ) -> ZoneScore {
         var fields: [String: Any] = [
             "accuracy": accuracy, "falseTransitionsPerTagHour": falsePerHour, "falseTransitions": 1,
@@ -15,17 +16,32 @@ import Testing
             fields["latencyMedian"] = latency.median
             fields["latencyP90"] = latency.p90
         }
+        if let away {
+            fields["awayAccuracy"] = away.accuracy
+            fields["awayShare"] = away.share
+        }
         let data = try! JSONSerialization.data(withJSONObject: fields)
         return try! JSONDecoder().decode(ZoneScore.self, from: data)
     }
 
     static func row(
         _ seed: UInt64, _ family: String, hub: Double, baseline: Double? = nil, oracle: Double? = nil,
-        falsePerHour: Double = 1
+        nominal: Double? = nil, falsePerHour: Double = 1
     ) -> BenchReport.Row {
         BenchReport.Row(
             seed: seed, family: family, zones: 10, gateways: 12, hub: score(hub, falsePerHour: falsePerHour),
-            baseline: baseline.map { score($0) }, oracle: oracle.map { score($0) })
+            baseline: baseline.map { score($0) }, oracle: oracle.map { score($0) }, nominal: nominal.map { score($0) })
+    }
+
+    /// A row whose scores carry figures away from boundaries: each method's accuracy there is its accuracy + 0.05.
+    static func awayRow(
+        _ seed: UInt64, _ family: String, hub: Double, baseline: Double, oracle: Double?, nominal: Double?,
+        share: Double
+    ) -> BenchReport.Row {
+        func scored(_ accuracy: Double) -> ZoneScore { score(accuracy, away: (accuracy + 0.05, share)) }
+        return BenchReport.Row(
+            seed: seed, family: family, zones: 10, gateways: 12, hub: scored(hub), baseline: scored(baseline),
+            oracle: oracle.map(scored), nominal: nominal.map(scored))
     }
 
     // MARK: - Seeds
@@ -77,9 +93,9 @@ import Testing
     // MARK: - Steps
 
     /// The replay is the command line of README's tour, run in the venue's folder.
-    @Test func stepsReplayAsUsersRunIt() {
+    @Test func stepsReplayAsUsersRunIt() throws {
         let steps = Bench.steps(seed: 7, duration: "2m", calibrated: false)
-        #expect(steps.map(\.name) == ["run", "replay", "score", "score-oracle"])
+        #expect(steps.map(\.name) == ["run", "replay", "score", "score-oracle", "score-nominal"])
         #expect(
             steps[0].arguments == [
                 "run", "venue.yaml", "--out", "run", "--duration", "2m", "--seed", "7", "--start", "1763812800",
@@ -90,15 +106,64 @@ import Testing
         #expect(steps[2].arguments.suffix(4) == ["--events", "events.jsonl", "--sightings", "run/sightings.jsonl"])
         #expect(steps[3].requires == "run/oracle.jsonl")
         #expect(steps[3].arguments.contains("run/oracle.jsonl") && !steps[3].arguments.contains("--sightings"))
+        #expect(steps[4].requires == "run/nominal.jsonl" && steps[4].arguments.last == "run/nominal.jsonl")
+        // Every score also away from zone boundaries.
+        for step in steps[2...] {
+            let flag = try #require(step.arguments.firstIndex(of: "--near-boundary"))
+            #expect(step.arguments[flag + 1] == "run/near-boundary.jsonl")
+        }
     }
 
     @Test func calibratedStepsWalkCalibrateThenReplayCalibrated() {
         let steps = Bench.steps(seed: 7, duration: "2m", calibrated: true)
-        #expect(steps.map(\.name) == ["run", "calibration-walk", "calibrate", "replay", "score", "score-oracle"])
+        #expect(
+            steps.map(\.name) == [
+                "run", "calibration-walk", "calibrate", "replay", "score", "score-oracle", "score-nominal",
+            ])
         #expect(steps[1].arguments.contains("--stroll") && steps[1].arguments.contains("7"))
         #expect(steps[2].arguments.prefix(3) == ["calibrate", "--config", "hub.yaml"])
         #expect(steps[2].arguments.last == "calibration.yaml")
         #expect(steps[3].arguments.prefix(3) == ["replay", "--config", "hub-calibrated.yaml"])
+    }
+
+    /// One run, the hub replayed and scored both ways: uncalibrated as usual (with the baseline), then calibrated.
+    @Test func alsoCalibratedStepsScoreTheHubBothWaysOverOneRun() {
+        let steps = Bench.steps(seed: 7, duration: "2m", calibrated: false, alsoCalibrated: true)
+        #expect(
+            steps.map(\.name) == [
+                "run", "calibration-walk", "calibrate", "replay", "score", "score-oracle", "score-nominal",
+                "replay-calibrated", "score-calibrated",
+            ])
+        #expect(steps.filter { $0.name == "run" }.count == 1)
+        #expect(steps[3].arguments.prefix(3) == ["replay", "--config", "hub.yaml"])
+        #expect(steps[7].arguments.prefix(3) == ["replay", "--config", "hub-calibrated.yaml"])
+        #expect(steps[7].arguments.last == "events-calibrated.jsonl")
+        #expect(steps[8].arguments.last == "events-calibrated.jsonl" && !steps[8].arguments.contains("--sightings"))
+    }
+
+    @Test func reportShowsTheCalibratedHubBesideTheUncalibrated() throws {
+        var rows = [
+            Self.awayRow(1, "museum", hub: 0.8, baseline: 0.7, oracle: 0.9, nominal: nil, share: 0.8),
+            Self.awayRow(2, "museum", hub: 0.6, baseline: 0.5, oracle: 0.7, nominal: nil, share: 0.6),
+        ]
+        rows[0].calibratedHub = Self.score(0.85, away: (0.9, 0.8))
+        rows[1].calibratedHub = Self.score(0.55, away: (0.6, 0.6))
+        let report = BenchReport(
+            seeds: "1..2", seedSet: Bench.seedSetNote(1...2), durationSeconds: 300, calibrated: false, rows: rows)
+        #expect(abs((report.families[0].medianCalibratedAccuracy ?? 0) - 0.7) < 1e-12)
+        #expect(abs(report.families[0].medianCalibrationGain ?? 1) < 1e-12)
+        let lines = report.table.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let header = try #require(lines.firstIndex { $0.hasPrefix("hub calibrated from a strolling walk") })
+        #expect(lines[header + 1] == "  seed  family          hub  hub-cal    gain")
+        #expect(lines[header + 2] == "     1  museum         80.0     85.0    +5.0")
+        #expect(lines[header + 3] == "     2  museum         60.0     55.0    -5.0")
+        #expect(try JSONDecoder().decode(BenchReport.self, from: JSONEncoder().encode(report)) == report)
+        let plain = BenchReport(
+            seeds: "1..2", seedSet: "", durationSeconds: 300, calibrated: false,
+            rows: rows.map {
+                var row = $0; row.calibratedHub = nil; return row
+            })
+        #expect(!plain.table.contains("hub-cal"))
     }
 
     @Test func hubConfigurationNamesSiteVenueAndCalibration() {
@@ -169,7 +234,7 @@ import Testing
         let report = BenchReport(
             seeds: "1..2", seedSet: Bench.seedSetNote(1...2), durationSeconds: 1200, calibrated: false,
             rows: [
-                Self.row(1, "museum", hub: 0.9, baseline: 0.8, oracle: 0.95),
+                Self.row(1, "museum", hub: 0.9, baseline: 0.8, oracle: 0.95, nominal: 0.92),
                 Self.row(2, "shop", hub: 0.5, baseline: 0.6),
             ])
         let lines = report.table.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -177,20 +242,86 @@ import Testing
         #expect(lines[1] == "training set (seeds 1..100): tune defaults here")
         #expect(
             lines[4]
-                == "  seed  family       zones   gw     hub    base  oracle  hub-oracle  hub-base  false/h  latency")
+                == "  seed  family       zones   gw     hub    base  oracle  nominal  hub-oracle  hub-base  false/h"
+                + "  latency")
         #expect(
             lines[5]
-                == "     1  museum          10   12    90.0    80.0    95.0        -5.0     +10.0     1.00  2.0 / 4.0")
+                == "     1  museum          10   12    90.0    80.0    95.0     92.0        -5.0     +10.0     1.00"
+                + "  2.0 / 4.0")
         // No oracle: its cells are empty, the columns stay aligned.
         #expect(
             lines[6]
-                == "     2  shop            10   12    50.0    60.0                         -10.0     1.00  2.0 / 4.0")
-        #expect(lines[9].hasPrefix("family       venues  median   worst  (seed)"))
-        #expect(lines[10] == "museum            1    90.0    90.0     (1)        -5.0     +10.0     1.00  2.0 / 4.0")
-        #expect(lines[11] == "shop              1    50.0    50.0     (2)                 -10.0     1.00  2.0 / 4.0")
-        #expect(lines[12].hasPrefix("all               2    70.0    50.0     (2)        -5.0      +0.0"))
+                == "     2  shop            10   12    50.0    60.0                                  -10.0     1.00"
+                + "  2.0 / 4.0")
+        #expect(lines[9].hasPrefix("family       venues  median   worst  (seed)  nominal"))
+        #expect(
+            lines[10]
+                == "museum            1    90.0    90.0     (1)     92.0        -5.0     +10.0     1.00  2.0 / 4.0")
+        #expect(
+            lines[11]
+                == "shop              1    50.0    50.0     (2)                          -10.0     1.00  2.0 / 4.0")
+        #expect(lines[12].hasPrefix("all               2    70.0    50.0     (2)     92.0        -5.0      +0.0"))
+        // Without figures away from boundaries, no table of them.
         #expect(lines.count == 13)
         #expect(lines.allSatisfy { $0.count <= 120 && !$0.hasSuffix(" ") })
+    }
+
+    /// The nominal reference and the figures away from boundaries: in the rows, as medians per family, in a table of
+    /// their own, and in the JSON.
+    @Test func reportCarriesNominalAndAwayFromBoundaries() throws {
+        let report = BenchReport(
+            seeds: "1..3", seedSet: Bench.seedSetNote(1...3), durationSeconds: 300, calibrated: false,
+            rows: [
+                Self.awayRow(1, "museum", hub: 0.8, baseline: 0.7, oracle: 0.9, nominal: 0.85, share: 0.8),
+                Self.awayRow(2, "museum", hub: 0.6, baseline: 0.5, oracle: 0.7, nominal: nil, share: 0.6),
+                Self.awayRow(3, "shop", hub: 0.4, baseline: 0.45, oracle: nil, nominal: nil, share: 0.5),
+            ])
+        #expect(report.rows[0].nominal?.accuracy == 0.85)
+        #expect(abs((report.rows[0].hubMinusOracleAway ?? 0) - -0.1) < 1e-12)
+        #expect(report.rows[2].hubMinusOracleAway == nil)
+        let museum = report.families[0]
+        #expect(museum.medianNominalAccuracy == 0.85)
+        #expect(abs((museum.medianAwayShare ?? 0) - 0.7) < 1e-12)
+        #expect(abs((museum.medianHubAwayAccuracy ?? 0) - 0.75) < 1e-12)
+        #expect(abs((museum.medianBaselineAwayAccuracy ?? 0) - 0.65) < 1e-12)
+        #expect(abs((museum.medianOracleAwayAccuracy ?? 0) - 0.85) < 1e-12)
+        #expect(abs((museum.medianNominalAwayAccuracy ?? 0) - 0.9) < 1e-12)
+        #expect(abs((museum.medianHubMinusOracleAway ?? 0) - -0.1) < 1e-12)
+        let shop = report.families[1]
+        #expect(shop.medianNominalAccuracy == nil && shop.medianOracleAwayAccuracy == nil)
+        #expect(abs((shop.medianHubAwayAccuracy ?? 0) - 0.45) < 1e-12)
+
+        let lines = report.table.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let header = try #require(lines.firstIndex { $0.hasPrefix("away from zone boundaries") })
+        #expect(lines[header + 1] == "  seed  family         away     hub    base  oracle  nominal  hub-oracle")
+        #expect(lines[header + 2] == "     1  museum         80.0    85.0    75.0    95.0     90.0       -10.0")
+        #expect(lines[header + 4] == "     3  shop           50.0    45.0    50.0")
+        let families = try #require(lines.firstIndex { $0.hasPrefix("per family, away from zone boundaries") })
+        #expect(lines[families + 1] == "family       venues    away     hub    base  oracle  nominal  hub-oracle")
+        #expect(lines[families + 2] == "museum            2    70.0    75.0    65.0    85.0     90.0       -10.0")
+        #expect(lines[families + 4].hasPrefix("all               3    60.0    65.0    55.0    85.0     90.0"))
+        #expect(lines.count == families + 5)
+        #expect(lines.allSatisfy { $0.count <= 120 && !$0.hasSuffix(" ") })
+
+        let json = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
+        for key in ["\"nominal\"", "awayAccuracy", "awayShare", "medianHubAwayAccuracy", "medianNominalAccuracy"] {
+            #expect(json.contains(key), "\(key)")
+        }
+        #expect(try JSONDecoder().decode(BenchReport.self, from: Data(json.utf8)) == report)
+    }
+
+    /// Reports written before the nominal reference and the away figures existed still read.
+    @Test func olderReportJSONStillDecodes() throws {
+        let score =
+            #"{"accuracy":0.8,"falseTransitionsPerTagHour":1,"falseTransitions":1,"missedTransitions":0,"#
+            + #""trueTransitions":10,"noZoneShare":0,"tagHours":1}"#
+        let json =
+            #"{"seeds":"1..1","seedSet":"training","durationSeconds":60,"calibrated":false,"rows":[{"seed":1,"#
+            + #""family":"museum","zones":4,"gateways":5,"hub":\#(score)}],"families":[{"family":"all","venues":1,"#
+            + #""medianAccuracy":0.8,"worstAccuracy":0.8,"worstSeed":1,"medianFalseTransitionsPerTagHour":1}]}"#
+        let report = try JSONDecoder().decode(BenchReport.self, from: Data(json.utf8))
+        #expect(report.rows[0].nominal == nil && report.rows[0].hub.awayAccuracy == nil)
+        #expect(report.families[0].medianHubAwayAccuracy == nil)
     }
 
     @Test func reportRoundTripsThroughJSON() throws {

@@ -94,6 +94,76 @@ import Testing
         #expect(fromFull.skippedLines.isEmpty)
     }
 
+    /// Tag t is reported 2 s late into b, wrong only while near the door; tag u is wrongly reported in b for its last
+    /// 50 s and never near a boundary (it has no near-boundary lines). Away from boundaries the hub is then right all
+    /// the time for t and for 48 of 98 s for u; the figures the file does not concern are those without it.
+    @Test func accuracyAwayFromBoundariesCountsOnlyTheTimeAway() throws {
+        let venue = try VenueLoader.load(
+            from: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml").path)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("score-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = [
+            "truth.jsonl": [
+                #"{"tag":"t","zone":"entrance","enter":1000,"exit":1060}"#,
+                #"{"tag":"t","zone":"egypt","enter":1060,"exit":1120}"#,
+                #"{"tag":"u","zone":"entrance","enter":1000,"exit":1100}"#,
+            ],
+            "events.jsonl": [
+                #"{"type":"enter","tag":"t","zone":"entrance","t":1000}"#,
+                #"{"type":"enter","tag":"t","zone":"egypt","t":1062}"#,
+                #"{"type":"enter","tag":"u","zone":"entrance","t":1000}"#,
+                #"{"type":"enter","tag":"u","zone":"egypt","t":1050}"#,
+            ],
+            "near-boundary.jsonl": [
+                #"{"tag":"t","from":1058,"to":1063}"#,
+                #"{"tag":"t","from":1119,"to":1120}"#,
+                #"{"tag":"t","to":1130}"#,
+            ],
+        ]
+        for (name, lines) in files {
+            try lines.joined(separator: "\n").write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8)
+        }
+        func score(near: Bool) throws -> ScoreTool.Report {
+            try ScoreTool.run(
+                venue: venue, truthPath: directory + "/truth.jsonl", eventsPath: directory + "/events.jsonl",
+                sightingsPath: nil, oraclePath: directory + "/events.jsonl",
+                nominalPath: directory + "/events.jsonl",
+                nearBoundaryPath: near ? directory + "/near-boundary.jsonl" : nil)
+        }
+        let without = try score(near: false)
+        let with = try score(near: true)
+
+        // Scored from 1002 s: t 118 s of which 6 near, u 98 s.
+        #expect(abs(with.hub.accuracy - 164.0 / 216) < 1e-12)
+        #expect(abs((with.hub.awayShare ?? 0) - 210.0 / 216) < 1e-12)
+        #expect(abs((with.hub.awayAccuracy ?? 0) - 160.0 / 210) < 1e-12)
+        #expect(with.perTag["t"]?.awayAccuracy == 1)
+        #expect(abs((with.perTag["u"]?.awayAccuracy ?? 0) - 48.0 / 98) < 1e-12)
+        #expect(with.perTag["u"]?.awayShare == 1)
+        #expect(with.oracle?.awayAccuracy == with.hub.awayAccuracy)
+        #expect(with.nominal?.awayAccuracy == with.hub.awayAccuracy)
+        #expect(with.skippedLines.count == 1 && with.skippedLines[0].contains("near-boundary.jsonl:3"))
+
+        // Without the file the scores carry no away figures and are otherwise the same.
+        #expect(without.hub.awayAccuracy == nil && without.hub.awayShare == nil)
+        #expect(without.skippedLines.isEmpty)
+        var stripped = with.hub
+        stripped.awayAccuracy = nil
+        stripped.awayShare = nil
+        #expect(abs(stripped.accuracy - without.hub.accuracy) < 1e-12)
+        stripped.accuracy = without.hub.accuracy
+        #expect(stripped == without.hub)
+        let json = String(decoding: try JSONEncoder().encode(without.hub), as: UTF8.self)
+        #expect(!json.contains("away"))
+
+        #expect(ScoreTool.table(with).contains("      away"))
+        #expect(ScoreTool.table(with).contains("97.2 % of the tag-time was away."))
+        #expect(!ScoreTool.table(without).contains("away"))
+        let hubLine = try #require(ScoreTool.table(with).split(separator: "\n").first { $0.hasPrefix("hub ") })
+        #expect(hubLine.hasSuffix(String(format: "%6.1f %%", 160.0 / 210 * 100)))
+    }
+
     struct MinimalEvent: Decodable {
         var type: ZoneEventType
         var tag: TagID

@@ -52,4 +52,45 @@ import Testing
         gunzip.waitUntilExit()
         #expect(String(decoding: unpacked, as: UTF8.self) == text)
     }
+
+    /// Every true crossing is a walk through a door, so the tag is near a boundary then: each crossing time of
+    /// truth.jsonl falls in one of the tag's near-boundary intervals, and the intervals are few and short beside the
+    /// tag-time (visitors stand minutes at each stop).
+    @Test func nearBoundaryIntervalsSurroundEveryDoorCrossing() throws {
+        let venue = try VenueLoader.load(
+            from: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml").path)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let start = 1_700_000_000.0
+        let duration = 900.0
+        let summary = try SimulationRun.writeFiles(
+            venue: venue, seed: 9, start: start, duration: duration, directory: directory, gzip: true)
+        var truth: [TruthInterval] = []
+        try LineFileReader.forEachLine(directory + "/truth.jsonl.gz") { line, _ in
+            truth.append(try JSONDecoder().decode(TruthInterval.self, from: Data(line.utf8)))
+        }
+        var near: [NearBoundaryInterval] = []
+        try LineFileReader.forEachLine(directory + "/near-boundary.jsonl.gz") { line, _ in
+            near.append(try JSONDecoder().decode(NearBoundaryInterval.self, from: Data(line.utf8)))
+        }
+        #expect(near.count == summary.nearBoundaryIntervals)
+        let byTag = Dictionary(grouping: near, by: \.tag)
+        for intervals in byTag.values {
+            #expect(intervals.allSatisfy { start <= $0.from && $0.from < $0.to && $0.to <= start + duration })
+            // In time order and apart: consecutive near samples were merged.
+            #expect(zip(intervals, intervals.dropFirst()).allSatisfy { $0.to < $1.from })
+        }
+        var crossings = 0
+        for (tag, intervals) in Dictionary(grouping: truth, by: \.tag) {
+            for (before, after) in zip(intervals, intervals.dropFirst()) where before.zone != after.zone {
+                crossings += 1
+                let t = before.exit
+                #expect(byTag[tag]?.contains { $0.from <= t && t <= $0.to } == true, "\(tag) crossing at \(t)")
+            }
+        }
+        #expect(crossings > 20)
+        let nearSeconds = near.map { $0.to - $0.from }.reduce(0, +)
+        let tagSeconds = Double(summary.tags) * duration
+        #expect(nearSeconds > Double(crossings) && nearSeconds < 0.2 * tagSeconds)
+    }
 }
