@@ -20,7 +20,14 @@ public struct ZoneGraph: Sendable {
     }
 
     /// The doors to walk through from `from` to `to`, each with the zone it leads into; nil when unreachable.
+    /// Between two zones the route stays inside when it can: a walker has no path round the building, so a route out
+    /// of one entrance and in through another would walk straight through the rooms while the truth says "no zone".
     public func route(from: Node, to: Node) -> [(door: Point, into: Node)]? {
+        if from != nil && to != nil, let inside = route(from: from, to: to, throughOutside: false) { return inside }
+        return route(from: from, to: to, throughOutside: true)
+    }
+
+    private func route(from: Node, to: Node, throughOutside: Bool) -> [(door: Point, into: Node)]? {
         let start = from?.rawValue ?? Self.outside
         let goal = to?.rawValue ?? Self.outside
         guard start != goal else { return [] }
@@ -32,6 +39,7 @@ public struct ZoneGraph: Sendable {
             let node = queue[index]
             index += 1
             for edge in edges[node] ?? [] where !visited.contains(edge.to) {
+                if !throughOutside && edge.to == Self.outside { continue }
                 visited.insert(edge.to)
                 previous[edge.to] = (node, edge.door)
                 if edge.to == goal {
