@@ -6,6 +6,10 @@ public struct RadioSettings: Sendable, Hashable, Decodable {
     public var p0Spread = 3.0
     /// Path-loss exponent n in P0 − 10·n·log10(d), walls modelled separately.
     public var pathLossExponent = 2.0
+    /// Two slopes: beyond `breakpointMetres` the loss grows with `farPathLossExponent` instead (continuous at the
+    /// breakpoint). Both or neither; none is one slope.
+    public var breakpointMetres: Double?
+    public var farPathLossExponent: Double?
     /// Static shadowing: σ dB, correlated over this many metres.
     public var shadowingSigma = 4.0
     public var shadowingCorrelationMetres = 2.0
@@ -26,11 +30,25 @@ public struct RadioSettings: Sendable, Hashable, Decodable {
     public var gatewayGainSigma = 2.0
     /// Random delay added to each advertising interval, seconds (0–10 ms in the spec).
     public var advertisingJitterSeconds = 0.010
+    /// Interference bursts (Wi-Fi traffic, a microwave oven): per gateway, bursts start at random at this rate per
+    /// hour and last `interferenceBurstSeconds` on average (both exponential); during one the gateway misses a
+    /// further `interferencePacketLoss` of advertisements and its readings get `interferenceNoiseDB` more noise (σ).
+    /// A rate of 0 is none.
+    public var interferenceBurstsPerHour = 0.0
+    public var interferenceBurstSeconds = 20.0
+    public var interferencePacketLoss = 0.5
+    public var interferenceNoiseDB = 3.0
+    /// Gateway clocks: each gateway's scan times are off by a constant drawn with this σ (clipped at 3σ), seconds,
+    /// plus a delay drawn for every sighting, uniform in 0…`clockJitterSeconds`. Both 0: scan times are exact.
+    public var clockOffsetSigmaSeconds = 0.0
+    public var clockJitterSeconds = 0.0
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case p0, p0Spread, pathLossExponent, shadowingSigma, shadowingCorrelationMetres, noiseSigma, deepFadeShare
         case deepFadeDB, fadingSigma, fadingTauSeconds, bodyLossDB, packetLoss, sensitivity, gatewayGainSigma
-        case advertisingJitterSeconds
+        case advertisingJitterSeconds, breakpointMetres, farPathLossExponent, interferenceBurstsPerHour
+        case interferenceBurstSeconds, interferencePacketLoss, interferenceNoiseDB, clockOffsetSigmaSeconds
+        case clockJitterSeconds
     }
 
     public init() {}
@@ -60,5 +78,20 @@ public struct RadioSettings: Sendable, Hashable, Decodable {
         sensitivity = try value(.sensitivity, sensitivity, -120 ... -40)
         gatewayGainSigma = try value(.gatewayGainSigma, gatewayGainSigma, 0...20)
         advertisingJitterSeconds = try value(.advertisingJitterSeconds, advertisingJitterSeconds, 0...1)
+        if container.contains(.breakpointMetres) || container.contains(.farPathLossExponent) {
+            for key in [CodingKeys.breakpointMetres, .farPathLossExponent] where !container.contains(key) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container,
+                    debugDescription: "missing: give both breakpointMetres and farPathLossExponent, or neither")
+            }
+            breakpointMetres = try value(.breakpointMetres, 0, 0.5...100)
+            farPathLossExponent = try value(.farPathLossExponent, 0, 1...8)
+        }
+        interferenceBurstsPerHour = try value(.interferenceBurstsPerHour, interferenceBurstsPerHour, 0...3600)
+        interferenceBurstSeconds = try value(.interferenceBurstSeconds, interferenceBurstSeconds, 0.1...3600)
+        interferencePacketLoss = try value(.interferencePacketLoss, interferencePacketLoss, 0...1)
+        interferenceNoiseDB = try value(.interferenceNoiseDB, interferenceNoiseDB, 0...20)
+        clockOffsetSigmaSeconds = try value(.clockOffsetSigmaSeconds, clockOffsetSigmaSeconds, 0...1)
+        clockJitterSeconds = try value(.clockJitterSeconds, clockJitterSeconds, 0...0.5)
     }
 }

@@ -115,8 +115,10 @@ public struct Venue: Sendable, Hashable, Decodable {
         public var zone: ZoneID?
         /// Simulator: this receiver's gain offset, dB (drawn with σ 2 dB when absent).
         public var gainOffset: Double?
+        /// Simulator: a receiver that hears better in one direction; none hears alike all round.
+        public var antenna: Antenna?
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case id, position, height, zone, gainOffset }
+        enum CodingKeys: String, CodingKey, CaseIterable { case id, position, height, zone, gainOffset, antenna }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -125,6 +127,38 @@ public struct Venue: Sendable, Hashable, Decodable {
             height = try container.decodeIfPresent(Double.self, forKey: .height) ?? 2.0
             zone = try container.decodeIfPresent(ZoneID.self, forKey: .zone)
             gainOffset = try container.decodeIfPresent(Double.self, forKey: .gainOffset)
+            antenna = try container.decodeIfPresent(Antenna.self, forKey: .antenna)
+        }
+
+        /// Simulator: a cardioid pattern facing horizontally: the gain is −frontToBack·(1 − cos θ)/2 dB, θ the angle
+        /// between where the antenna faces and the line to the tag — 0 dB in front, −frontToBack behind (a Pi on a
+        /// wall, the wall and the Pi's own board behind its antenna; a patch antenna).
+        public struct Antenna: Sendable, Hashable, Decodable {
+            /// Where it faces on the floor plan, degrees counter-clockwise from +x (90: towards +y).
+            public var facing: Double
+            /// Gain in front minus gain behind, dB.
+            public var frontToBackDB: Double
+
+            enum CodingKeys: String, CodingKey, CaseIterable { case facing, frontToBackDB }
+
+            public init(facing: Double, frontToBackDB: Double) {
+                self.facing = facing
+                self.frontToBackDB = frontToBackDB
+            }
+
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                facing = try container.decode(Double.self, forKey: .facing)
+                frontToBackDB = try container.decode(Double.self, forKey: .frontToBackDB)
+                guard (-360...360).contains(facing) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .facing, in: container, debugDescription: "expected degrees in -360...360")
+                }
+                guard (0...40).contains(frontToBackDB) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .frontToBackDB, in: container, debugDescription: "expected dB in 0...40")
+                }
+            }
         }
     }
 
@@ -184,12 +218,17 @@ public struct Venue: Sendable, Hashable, Decodable {
         public var interval: Double
         /// Measured power at 1 m, dBm; drawn around −59 ± 3 when absent.
         public var txPower: Int?
+        /// Whether its sightings carry the measured power (`txPower`); false for tags that send none, whose true
+        /// power still varies around `txPower` (or −59).
+        public var advertisesPower: Bool
         /// Where it starts (a zone id); the first zone when absent.
         public var start: ZoneID?
         /// Copies: `count: 50` makes tags `<id>-001` … `<id>-050` with consecutive minors.
         public var count: Int
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case id, beacon, carrier, interval, txPower, start, count }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case id, beacon, carrier, interval, txPower, advertisesPower, start, count
+        }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -198,6 +237,7 @@ public struct Venue: Sendable, Hashable, Decodable {
             carrier = try container.decodeIfPresent(Carrier.self, forKey: .carrier) ?? .visitor
             interval = try container.decodeIfPresent(Double.self, forKey: .interval) ?? 1.0
             txPower = try container.decodeIfPresent(Int.self, forKey: .txPower)
+            advertisesPower = try container.decodeIfPresent(Bool.self, forKey: .advertisesPower) ?? true
             start = try container.decodeIfPresent(ZoneID.self, forKey: .start)
             count = try container.decodeIfPresent(Int.self, forKey: .count) ?? 1
             guard (0.02...60).contains(interval) else {

@@ -10,16 +10,17 @@ import ZoneInference
 /// noise model, with walking only through doors, deciding by the hub's rule (a zone leads with `enterProbability`
 /// for `confirmSeconds`, checked every `tickSeconds`; unheard for `absenceSeconds` is no zone).
 ///
-/// With `.nominal` the same filter knows only the propagation law (reference power, exponent, walls), not the
-/// shadowing field, the gateways' gains nor the tags' powers; their spreads count as extra noise. Approximations,
-/// both: slow fading and body loss are treated as independent per packet (they last seconds), long silences are
-/// walked for at most `maxDiffusionTicks` ticks, and the hub's walking-speed check is not applied.
+/// With `.nominal` the same filter knows only the propagation law (reference power, exponent or two slopes, walls),
+/// not the shadowing field, the gateways' gains and antennas nor the tags' powers; their spreads count as extra
+/// noise. Approximations, both: slow fading and body loss are treated as independent per packet (they last seconds),
+/// long silences are walked for at most `maxDiffusionTicks` ticks, and the hub's walking-speed check is not applied.
+/// Interference bursts and the gateways' clocks are unknown to both: noise.
 public struct PositionOracle: Sendable {
     /// What the filter knows of the radio.
     public enum Knowledge: String, Sendable, Hashable, CaseIterable {
         /// The run's exact mean levels: shadowing, gateway gains and each tag's true power.
         case exact
-        /// The propagation law only: `p0 − 10·n·log10(d) − walls`.
+        /// The propagation law only: `p0 − 10·n·log10(d) − walls`, with the venue's two slopes if it has them.
         case nominal
     }
 
@@ -27,6 +28,10 @@ public struct PositionOracle: Sendable {
     var tracks: [PositionOracleTrack]
     let trackByBeacon: [String: Int]
     let gatewayIndex: [GatewayID: Int]
+    /// Each gateway's clock offset (the run's), in the venue's order, and how far apart the offset-free times of one
+    /// advertisement's sightings can be: only to tell which sightings belong to one advertisement.
+    let clockOffsets: [Double]
+    let sameAdvertisement: Double
     let zones: [ZoneID]
     let settings: InferenceSettings
     /// Share of a cell's mass that stays put each tick (carriers dwell far longer than they walk).
@@ -56,8 +61,7 @@ public struct PositionOracle: Sendable {
                     let dz = gateway.height - RadioModel.tagHeight
                     let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
                     means[g * count + c] = Float(
-                        law.p0 - 10 * law.pathLossExponent * log10(distance)
-                            - radio.wallLoss(from: point, to: gateway.position))
+                        law.p0 - radio.pathLoss(distance: distance) - radio.wallLoss(from: point, to: gateway.position))
                 }
             }
         }
@@ -81,6 +85,8 @@ public struct PositionOracle: Sendable {
         self.map = map
         trackByBeacon = Dictionary(tags.enumerated().map { ($1.beacon, $0) }, uniquingKeysWith: { first, _ in first })
         gatewayIndex = Dictionary(uniqueKeysWithValues: venue.gateways.enumerated().map { ($1.id, $0) })
+        clockOffsets = venue.gateways.map { radio.clockOffsets[$0.id] ?? 0 }
+        sameAdvertisement = law.clockJitterSeconds + 1e-4
         zones = venue.zones.map(\.id)
         self.settings = settings
         self.stay = Float(stay)
@@ -93,13 +99,24 @@ public struct PositionOracle: Sendable {
     /// list every tick, 24 GB in ten simulated minutes).
     public var largestBelief: Int { tracks.map(\.active.count).max() ?? 0 }
 
-    /// Takes one sighting (in time order), appending the decisions it makes due.
+    /// Takes one sighting, in the order the simulator makes them, appending the decisions it makes due.
     public mutating func ingest(_ sighting: SightingLine, events: inout [ZoneEvent]) {
         guard let index = trackByBeacon[sighting.beacon], let gateway = gatewayIndex[sighting.gateway] else { return }
         let tick = settings.tickSeconds
-        let decidingTick = ((sighting.t / tick).rounded(.down) + 1) * tick
         var track = take(index)
-        if track.groupTime != sighting.t { flush(&track) }
+        // An advertisement's sightings come one after another, gateways in the venue's order, each stamped by its
+        // gateway's clock; taking the clock offsets off tells them from the next advertisement's (bookkeeping only).
+        // The filter goes by the first one's scan time as stamped, and like the hub never back in time.
+        let sent = sighting.t - clockOffsets[gateway]
+        let joins =
+            track.group.last.map { gateway > $0.gateway && abs(sent - track.groupTime) <= sameAdvertisement } ?? false
+        if !joins {
+            flush(&track)
+            track.groupTime = sent
+            track.groupStamp = max(sighting.t, track.lastHeard)
+        }
+        let t = track.groupStamp
+        let decidingTick = ((t / tick).rounded(.down) + 1) * tick
         if let pending = track.pendingTick, decidingTick > pending {
             decide(&track, at: pending, events: &events)
         }
@@ -116,9 +133,8 @@ public struct PositionOracle: Sendable {
             }
             track.pendingTick = decidingTick
         }
-        track.groupTime = sighting.t
         track.group.append((gateway, sighting.rssi))
-        track.lastHeard = sighting.t
+        track.lastHeard = t
         tracks[index] = track
     }
 

@@ -38,8 +38,10 @@ struct PositionOracleTrack: Sendable {
     /// The tick the belief has been predicted to, and the tick that will decide on the readings since.
     var predictedTick: Double?
     var pendingTick: Double?
-    /// The advertisement being collected: its time and what each gateway heard.
+    /// The advertisement being collected: its time without the clock offsets, the scan time it is weighed at, and
+    /// what each gateway heard.
     var groupTime = -Double.infinity
+    var groupStamp = -Double.infinity
     var group: [(gateway: Int, rssi: Int)] = []
 
     /// Cells below this probability are dropped (the exact model never needs them back).

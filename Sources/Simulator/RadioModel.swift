@@ -4,15 +4,18 @@ import BeaconModel
     import Glibc
 #endif
 
-/// RSSI = P0 − 10·n·log10(d) − walls − body + static shadowing + gateway offset + slow fading + per-packet noise,
-/// as integer dBm, or nothing when below sensitivity or lost. Pure: every random draw comes from a generator passed
-/// in, so a seed reproduces a run.
+/// RSSI = P0 − path loss − walls − body + static shadowing + gateway offset + antenna gain + slow fading + per-packet
+/// noise, as integer dBm, or nothing when below sensitivity or lost. The path loss is 10·n·log10(d), or with a
+/// breakpoint two slopes. Pure: every random draw comes from a generator passed in, so a seed reproduces a run.
 public struct RadioModel: Sendable {
     public let settings: RadioSettings
     let walls: [Venue.Wall]
     let gateways: [GatewayID: Venue.Gateway]
     /// Each gateway's gain offset, dB.
     public let gains: [GatewayID: Double]
+    /// Each gateway's clock offset, seconds: what it adds to every scan time it stamps (0 without
+    /// `clockOffsetSigmaSeconds`).
+    public let clockOffsets: [GatewayID: Double]
     let shadowing: [GatewayID: ShadowingField]
     /// Height at which tags are carried, metres.
     public static let tagHeight = 1.2
@@ -27,15 +30,21 @@ public struct RadioModel: Sendable {
             max: Point(points.map(\.x).max() ?? 1, points.map(\.y).max() ?? 1)
         )
         var gains: [GatewayID: Double] = [:]
+        var clockOffsets: [GatewayID: Double] = [:]
         var shadowing: [GatewayID: ShadowingField] = [:]
+        let clockSigma = venue.radio.clockOffsetSigmaSeconds
         for gateway in venue.gateways.sorted(by: { $0.id.rawValue < $1.id.rawValue }) {
             var stream = rng.split()
             gains[gateway.id] = gateway.gainOffset ?? venue.radio.gatewayGainSigma * stream.gaussian()
             shadowing[gateway.id] = ShadowingField(
                 covering: bounds, sigma: venue.radio.shadowingSigma,
                 correlation: venue.radio.shadowingCorrelationMetres, using: &stream)
+            // Drawn last from the gateway's own stream: the gain and shadowing draws stay as they were.
+            clockOffsets[gateway.id] =
+                clockSigma > 0 ? min(max(clockSigma * stream.gaussian(), -3 * clockSigma), 3 * clockSigma) : 0
         }
         self.gains = gains
+        self.clockOffsets = clockOffsets
         self.shadowing = shadowing
     }
 
@@ -43,6 +52,24 @@ public struct RadioModel: Sendable {
     public func wallLoss(from a: Point, to b: Point) -> Double {
         let path = Segment(a, b)
         return walls.reduce(0) { $0 + (path.intersects($1.segment) ? $1.attenuation : 0) }
+    }
+
+    /// The propagation law's loss over `distance` metres (3-D), dB: 10·n·log10(d), and beyond the breakpoint, if
+    /// any, 10·n·log10(b) + 10·n_far·log10(d / b), continuous at b.
+    public func pathLoss(distance: Double) -> Double {
+        if let breakpoint = settings.breakpointMetres, let far = settings.farPathLossExponent, distance > breakpoint {
+            return 10 * settings.pathLossExponent * log10(breakpoint) + 10 * far * log10(distance / breakpoint)
+        }
+        return 10 * settings.pathLossExponent * log10(distance)
+    }
+
+    /// The gain of `gateway`'s antenna towards a tag at `offset` (tag minus gateway: x, y, and z up) `distance`
+    /// metres away, dB: −frontToBack·(1 − cos θ)/2, 0 without an antenna pattern.
+    func antennaGain(_ gateway: Venue.Gateway, offset: (dx: Double, dy: Double), distance: Double) -> Double {
+        guard let antenna = gateway.antenna, antenna.frontToBackDB > 0 else { return 0 }
+        let facing = antenna.facing * Double.pi / 180
+        let cosine = min(max((offset.dx * cos(facing) + offset.dy * sin(facing)) / distance, -1), 1)
+        return -antenna.frontToBackDB * (1 - cosine) / 2
     }
 
     /// The slowly varying part of the RSSI at `gateway` from a tag at `position` whose P0 is `tagP0`:
@@ -53,9 +80,9 @@ public struct RadioModel: Sendable {
         let dy = position.y - gateway.position.y
         let dz = gateway.height - Self.tagHeight
         let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
-        return tagP0 - 10 * settings.pathLossExponent * log10(distance) - wallLoss(from: position, to: gateway.position)
+        return tagP0 - pathLoss(distance: distance) - wallLoss(from: position, to: gateway.position)
             - settings.bodyLossDB * min(max(bodyFactor, 0), 1) + (shadowing[id]?.value(at: position) ?? 0)
-            + (gains[id] ?? 0)
+            + (gains[id] ?? 0) + antennaGain(gateway, offset: (dx, dy), distance: distance)
     }
 
     /// One advertisement at one gateway: noise (with occasional deep fades), packet loss and sensitivity applied to

@@ -136,15 +136,22 @@ extension RandomVenue {
     }
 
     /// Per zone: none, one on the ceiling near the centre, one on a wall, or (large zones) two on the ceiling;
-    /// then one to three outside every zone, beyond the building's bounds. Every gateway gets its own gain offset.
+    /// then one to three outside every zone, beyond the building's bounds. Every gateway gets its own gain offset;
+    /// some on a wall or outside an antenna pattern facing into the room or the building.
     static func gateways(zones: [ZonePlan], using rng: inout SeededGenerator) -> [GatewayPlan] {
         let noneChance = draw(0.05...0.3, steps: 100, using: &rng)
         var gateways: [GatewayPlan] = []
-        func add(_ id: String, zone: String?, _ position: Point, height: Double) {
+        func add(_ id: String, zone: String?, _ position: Point, height: Double, facing: Double? = nil) {
+            let gain = draw(Ranges.gatewayGain, steps: 10, using: &rng)
+            var antenna: (Double, Double)?
+            if let facing, chance(Ranges.antennaShare, using: &rng) {
+                antenna = (
+                    facing + draw(Ranges.antennaFacingErrorDegrees, steps: 1, using: &rng),
+                    draw(Ranges.antennaFrontToBackDB, steps: 10, using: &rng)
+                )
+            }
             gateways.append(
-                GatewayPlan(
-                    id: id, zone: zone, position: position, height: height,
-                    gain: draw(Ranges.gatewayGain, steps: 10, using: &rng)))
+                GatewayPlan(id: id, zone: zone, position: position, height: height, gain: gain, antenna: antenna))
         }
         func ceiling(_ rng: inout SeededGenerator) -> Double { draw(Ranges.ceilingHeight, steps: 10, using: &rng) }
         for zone in zones {
@@ -173,9 +180,11 @@ extension RandomVenue {
                     default: rect.maxX - 0.2
                     }
                 let position = vertical ? Point(across, along) : Point(along, across)
+                // Facing into the room, away from its wall: +y from the lower edge, −y from the upper, and so on.
+                let into: [Double] = [90, 270, 0, 180]
                 add(
                     "gw-\(zone.id)", zone: zone.id, position,
-                    height: draw(Ranges.wallMountHeight, steps: 10, using: &rng))
+                    height: draw(Ranges.wallMountHeight, steps: 10, using: &rng), facing: into[edge])
             } else {
                 let position = Point(
                     rect.centre.x + draw(-0.1...0.1, steps: 100, using: &rng) * rect.width,
@@ -192,21 +201,26 @@ extension RandomVenue {
         for number in 1...Int.random(in: 1...3, using: &rng) {
             let offset = draw(0.5...3, steps: 10, using: &rng)
             let along = Double.random(in: 0...1, using: &rng)
+            let side = Int.random(in: 0..<4, using: &rng)
             let position: Point =
-                switch Int.random(in: 0..<4, using: &rng) {
+                switch side {
                 case 0: Point(minX + along * (maxX - minX), minY - offset)
                 case 1: Point(minX + along * (maxX - minX), maxY + offset)
                 case 2: Point(minX - offset, minY + along * (maxY - minY))
                 default: Point(maxX + offset, minY + along * (maxY - minY))
                 }
-            add("gw-outside-\(number)", zone: nil, position, height: draw(2...3, steps: 10, using: &rng))
+            // Facing the building.
+            let towards: [Double] = [90, 270, 0, 180]
+            add(
+                "gw-outside-\(number)", zone: nil, position, height: draw(2...3, steps: 10, using: &rng),
+                facing: towards[side])
         }
         return gateways
     }
 
     /// One to three groups of walkers (the family's carriers) starting at entrances, one group of staff, one to
     /// three still tags. Each group has its own advertising interval and measured power, or none (the simulator's
-    /// reference −59 dBm).
+    /// reference −59 dBm); some groups do not advertise their power.
     static func tags(
         zones: [String], entrances: [String], carriers: [Venue.Tag.Carrier], using rng: inout SeededGenerator
     ) -> [TagPlan] {
@@ -215,11 +229,12 @@ extension RandomVenue {
         func add(_ carrier: Venue.Tag.Carrier, count: Int, start: String, beacon: (Int) -> String) {
             let number = tags.count + 1
             let txPower = chance(0.25, using: &rng) ? nil : Int.random(in: Ranges.txPower, using: &rng)
+            let interval = draw(Ranges.interval, steps: 20, using: &rng)
             tags.append(
                 TagPlan(
                     id: "\(carrier.rawValue)-\(number)", beacon: beacon(number), carrier: carrier,
-                    interval: draw(Ranges.interval, steps: 20, using: &rng), txPower: txPower, start: start,
-                    count: count))
+                    interval: interval, txPower: txPower,
+                    advertisesPower: !chance(Ranges.silentPowerShare, using: &rng), start: start, count: count))
         }
         for _ in 0..<Int.random(in: 1...3, using: &rng) {
             let carrier = carriers.randomElement(using: &rng) ?? .visitor
@@ -241,8 +256,9 @@ extension RandomVenue {
         return tags
     }
 
+    /// The radio: every venue its own propagation, noise and gateway clocks; some two slopes, some interference.
     static func radio(using rng: inout SeededGenerator) -> RadioPlan {
-        RadioPlan(
+        var plan = RadioPlan(
             p0Spread: draw(0...3, steps: 10, using: &rng),
             pathLossExponent: draw(Ranges.pathLossExponent, steps: 100, using: &rng),
             shadowingSigma: draw(Ranges.shadowingSigma, steps: 10, using: &rng),
@@ -253,7 +269,24 @@ extension RandomVenue {
             fadingSigma: draw(1...4, steps: 10, using: &rng),
             fadingTauSeconds: draw(2...10, steps: 10, using: &rng),
             bodyLossDB: draw(Ranges.bodyLossDB, steps: 10, using: &rng),
-            packetLoss: draw(Ranges.packetLoss, steps: 100, using: &rng))
+            packetLoss: draw(Ranges.packetLoss, steps: 100, using: &rng),
+            clockOffsetSigmaSeconds: draw(Ranges.clockOffsetSigmaSeconds, steps: 1000, using: &rng),
+            clockJitterSeconds: draw(Ranges.clockJitterSeconds, steps: 1000, using: &rng))
+        if chance(Ranges.twoSlopeShare, using: &rng) {
+            plan.twoSlopes = (
+                draw(Ranges.breakpointMetres, steps: 2, using: &rng),
+                plan.pathLossExponent + draw(Ranges.farExponentIncrease, steps: 100, using: &rng)
+            )
+        }
+        if chance(Ranges.interferenceShare, using: &rng) {
+            plan.interference = (
+                draw(Ranges.interferenceBurstsPerHour, steps: 1, using: &rng),
+                draw(Ranges.interferenceBurstSeconds, steps: 1, using: &rng),
+                draw(Ranges.interferencePacketLoss, steps: 100, using: &rng),
+                draw(Ranges.interferenceNoiseDB, steps: 10, using: &rng)
+            )
+        }
+        return plan
     }
 }
 

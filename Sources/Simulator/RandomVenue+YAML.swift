@@ -32,9 +32,12 @@ extension RandomVenue.Plan {
         lines.append("gateways:")
         for gateway in gateways {
             let zone = gateway.zone.map { "zone: \($0), " } ?? ""
+            let antenna = gateway.antenna.map {
+                ", antenna: { facing: \(n($0.facing)), frontToBackDB: \(n($0.frontToBackDB)) }"
+            }
             lines.append(
                 "  - { id: \(gateway.id), \(zone)position: \(point(gateway.position)), height: \(n(gateway.height)),"
-                    + " gainOffset: \(n(gateway.gain)) }")
+                    + " gainOffset: \(n(gateway.gain))\(antenna ?? "") }")
         }
         lines.append("walls:")
         for wall in walls {
@@ -45,9 +48,10 @@ extension RandomVenue.Plan {
         lines.append("tags:")
         for tag in tags {
             let txPower = tag.txPower.map { " txPower: \($0)," } ?? ""
+            let silent = tag.advertisesPower ? "" : " advertisesPower: false,"
             lines.append(
                 "  - { id: \(tag.id), beacon: \"\(tag.beacon)\", carrier: \(tag.carrier.rawValue),"
-                    + " interval: \(n(tag.interval)),\(txPower) start: \(tag.start), count: \(tag.count) }")
+                    + " interval: \(n(tag.interval)),\(txPower)\(silent) start: \(tag.start), count: \(tag.count) }")
         }
         lines += [
             "radio:",
@@ -63,6 +67,24 @@ extension RandomVenue.Plan {
             "  bodyLossDB: \(n(radio.bodyLossDB))",
             "  packetLoss: \(n(radio.packetLoss))",
         ]
+        if let twoSlopes = radio.twoSlopes {
+            lines += [
+                "  breakpointMetres: \(n(twoSlopes.breakpointMetres))",
+                "  farPathLossExponent: \(n(twoSlopes.farPathLossExponent))",
+            ]
+        }
+        if let interference = radio.interference {
+            lines += [
+                "  interferenceBurstsPerHour: \(n(interference.perHour))",
+                "  interferenceBurstSeconds: \(n(interference.seconds))",
+                "  interferencePacketLoss: \(n(interference.packetLoss))",
+                "  interferenceNoiseDB: \(n(interference.noiseDB))",
+            ]
+        }
+        lines += [
+            "  clockOffsetSigmaSeconds: \(n(radio.clockOffsetSigmaSeconds, places: 3))",
+            "  clockJitterSeconds: \(n(radio.clockJitterSeconds, places: 3))",
+        ]
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -73,9 +95,10 @@ extension RandomVenue.Plan {
 
     private func point(_ p: Point) -> String { "[\(n(p.x)), \(n(p.y))]" }
 
-    /// A number rounded to the centimetre (or hundredth of a dB), without a trailing ".0".
-    private func n(_ value: Double) -> String {
-        let rounded = (value * 100).rounded() / 100
+    /// A number rounded to the centimetre (or hundredth of a dB; `places` for finer), without a trailing ".0".
+    private func n(_ value: Double, places: Int = 2) -> String {
+        let scale = (0..<places).reduce(1.0) { scale, _ in scale * 10 }
+        let rounded = (value * scale).rounded() / scale
         if rounded == rounded.rounded() { return String(Int(rounded)) }
         return "\(rounded)"
     }

@@ -45,6 +45,25 @@ public struct RandomVenue: Sendable {
         public static let packetLoss = 0.0...0.4
         public static let ceilingHeight = 2.7...3.3
         public static let wallMountHeight = 1.0...2.5
+        /// Two slopes: the breakpoint, and how much steeper the far slope is than the near one.
+        public static let breakpointMetres = 5.0...20.0
+        public static let farExponentIncrease = 0.5...2.0
+        /// Wall-mounted and outside gateways with an antenna pattern: its front-to-back ratio, and how far it faces
+        /// from straight into the room (or the building).
+        public static let antennaFrontToBackDB = 3.0...20.0
+        public static let antennaFacingErrorDegrees = -20.0...20.0
+        public static let interferenceBurstsPerHour = 1.0...20.0
+        public static let interferenceBurstSeconds = 2.0...60.0
+        public static let interferencePacketLoss = 0.2...0.8
+        public static let interferenceNoiseDB = 1.0...6.0
+        public static let clockOffsetSigmaSeconds = 0.01...0.1
+        public static let clockJitterSeconds = 0.001...0.02
+        /// Shares: venues with two slopes, wall-mounted and outside gateways with an antenna pattern, venues with
+        /// interference bursts, tag groups that advertise no measured power.
+        public static let twoSlopeShare = 0.4
+        public static let antennaShare = 0.6
+        public static let interferenceShare = 0.4
+        public static let silentPowerShare = 0.2
     }
 
     /// Draws a venue. The family is the seed's unless `family` forces one; forcing the seed's own family gives the
@@ -116,6 +135,7 @@ extension RandomVenue {
         var position: Point
         var height: Double
         var gain: Double
+        var antenna: (facing: Double, frontToBackDB: Double)?
     }
 
     struct TagPlan {
@@ -124,6 +144,7 @@ extension RandomVenue {
         var carrier: Venue.Tag.Carrier
         var interval: Double
         var txPower: Int?
+        var advertisesPower: Bool
         var start: String
         var count: Int
     }
@@ -140,6 +161,10 @@ extension RandomVenue {
         var fadingTauSeconds: Double
         var bodyLossDB: Double
         var packetLoss: Double
+        var twoSlopes: (breakpointMetres: Double, farPathLossExponent: Double)?
+        var interference: (perHour: Double, seconds: Double, packetLoss: Double, noiseDB: Double)?
+        var clockOffsetSigmaSeconds: Double
+        var clockJitterSeconds: Double
     }
 
     /// What a family's layout hands on: zones, where entrances may go, and how freely rooms get extra doors.

@@ -7,11 +7,13 @@ public struct SimulatedTag: Sendable, Hashable {
     public var kind: AdvertisementKind
     /// True power at 1 m, dBm (the radio's P0 for this tag).
     public var p0: Double
-    /// What the tag advertises as its measured power at 1 m, dBm.
+    /// Its measured power at 1 m, dBm: what it advertises, if it does.
     public var txPower: Int
     public var interval: Double
     public var carrier: Venue.Tag.Carrier
     public var start: ZoneID
+    /// Whether its sightings carry `txPower` (`advertisesPower` of its entry).
+    public var advertisesPower = true
 
     /// Expands the venue's tag entries (`Venue.Tag.expanded`), drawing each tag's true power around its txPower.
     public static func expand(_ venue: Venue, using rng: inout SeededGenerator) -> [SimulatedTag] {
@@ -24,7 +26,8 @@ public struct SimulatedTag: Sendable, Hashable {
                 tags.append(
                     SimulatedTag(
                         id: named.id, beacon: named.beacon, kind: named.kind, p0: p0, txPower: entry.txPower ?? -59,
-                        interval: entry.interval, carrier: entry.carrier, start: entry.start ?? venue.zones[0].id))
+                        interval: entry.interval, carrier: entry.carrier, start: entry.start ?? venue.zones[0].id,
+                        advertisesPower: entry.advertisesPower))
             }
         }
         return tags

@@ -17,6 +17,15 @@ public struct VenueSimulation: Sendable {
     var lastAdvertisement: [Double]
     var fading: [[FadingProcess]]
     var rng: SeededGenerator
+    /// When each gateway suffers interference (a copy taken before a run answers as the run did).
+    public private(set) var interference: InterferenceBursts
+    /// Draws of the interference (losses and noise in bursts) and of the gateways' clocks (delays), each kept apart
+    /// from `rng` and from each other: a venue without them draws exactly what it drew before they existed, and
+    /// adding one changes nothing the others draw.
+    var interferenceDraws: SeededGenerator
+    var clockDraws: SeededGenerator
+    /// Each gateway's clock offset (`RadioModel.clockOffsets`), in the venue's order.
+    let clockOffsets: [Double]
     /// Per tag: the zone it is in and since when (for the truth intervals).
     var current: [(zone: ZoneID?, since: Double)]
     public private(set) var time: Double
@@ -27,7 +36,15 @@ public struct VenueSimulation: Sendable {
         self.venue = venue
         var rng = SeededGenerator(seed: seed)
         var radioStream = rng.split()
-        radio = RadioModel(venue: venue, using: &radioStream)
+        let radio = RadioModel(venue: venue, using: &radioStream)
+        self.radio = radio
+        // Split off the radio's stream after the radio took its own: nothing else in the run draws from it.
+        var schedules = radioStream.split()
+        interferenceDraws = radioStream.split()
+        clockDraws = radioStream.split()
+        interference = InterferenceBursts(
+            settings: venue.radio, gateways: venue.gateways.count, start: start, using: &schedules)
+        clockOffsets = venue.gateways.map { radio.clockOffsets[$0.id] ?? 0 }
         var tagStream = rng.split()
         tags = SimulatedTag.expand(venue, using: &tagStream)
         graph = ZoneGraph(venue: venue)
@@ -49,8 +66,9 @@ public struct VenueSimulation: Sendable {
         self.rng = rng
     }
 
-    /// Runs until `end`, handing every sighting line and every closed truth interval to the callbacks, in time order
-    /// for sightings. Open intervals are closed at `end`.
+    /// Runs until `end`, handing every sighting line and every closed truth interval to the callbacks, sightings in
+    /// the order of the advertisements (in time order unless the gateways' clocks are offset: each stamps its own
+    /// scan time). Open intervals are closed at `end`.
     public mutating func run(
         until end: Double, sighting: (SightingLine) -> Void, truth: (TruthInterval) -> Void
     ) {
@@ -63,7 +81,8 @@ public struct VenueSimulation: Sendable {
         until end: Double, sighting: (SightingLine) -> Void, truth: (TruthInterval) -> Void
     ) {
         var changes: [ZoneChange] = []
-        let jitter = venue.radio.advertisingJitterSeconds
+        let settings = venue.radio
+        let jitter = settings.advertisingJitterSeconds
         while true {
             // The next tag to advertise; a linear scan is plenty for venue-sized tag counts.
             var index = -1
@@ -79,18 +98,28 @@ public struct VenueSimulation: Sendable {
             let walker = walkers[index]
             let dt = earliest - lastAdvertisement[index]
             lastAdvertisement[index] = earliest
+            // Gateways in the venue's order: the sightings of one advertisement come one after another, in that
+            // order (PositionOracle relies on it).
             for (g, gateway) in gatewayIDs.enumerated() {
                 let faded = fading[index][g].advance(by: dt, using: &rng)
                 let bodyFactor = bodyBlocking(walker, gateway: gatewayPositions[g])
                 guard
                     let mean = radio.meanRSSI(
-                        tagP0: tag.p0, at: walker.position, gateway: gateway, bodyFactor: bodyFactor),
-                    let rssi = radio.receive(mean: mean, fading: faded, using: &rng)
+                        tagP0: tag.p0, at: walker.position, gateway: gateway, bodyFactor: bodyFactor)
                 else { continue }
+                let burst = interference.isActive(gateway: g, at: earliest)
+                let level = burst ? mean + settings.interferenceNoiseDB * interferenceDraws.gaussian() : mean
+                guard let rssi = radio.receive(mean: level, fading: faded, using: &rng),
+                    !burst || Double.random(in: 0..<1, using: &interferenceDraws) >= settings.interferencePacketLoss
+                else { continue }
+                // The scan time as the gateway stamps it: its clock's offset and the delay before it reads the report.
+                let delay =
+                    settings.clockJitterSeconds > 0
+                    ? Double.random(in: 0...settings.clockJitterSeconds, using: &clockDraws) : 0
                 sighting(
                     SightingLine(
-                        t: earliest, gateway: gateway, beacon: tag.beacon, rssi: rssi, txPower: tag.txPower,
-                        kind: tag.kind))
+                        t: earliest + clockOffsets[g] + delay, gateway: gateway, beacon: tag.beacon, rssi: rssi,
+                        txPower: tag.advertisesPower ? tag.txPower : nil, kind: tag.kind))
             }
             nextAdvertisement[index] = earliest + tag.interval + Double.random(in: 0...jitter, using: &rng)
         }

@@ -5,8 +5,9 @@ import Simulator
 import Testing
 
 @Suite struct PositionOracleTests {
-    /// Three rooms in a row behind walls with door gaps, an entrance, and a radio without any noise.
-    static func noiselessVenue() throws -> Venue {
+    /// Three rooms in a row behind walls with door gaps, an entrance, and a radio without any noise; `radio` adds
+    /// settings (", key: value").
+    static func noiselessVenue(radio: String = "") throws -> Venue {
         try VenueLoader.decode(
             """
             site: quiet
@@ -37,7 +38,7 @@ import Testing
               - { id: visitor, beacon: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:2:1", interval: 0.5, count: 1 }
             radio:
               { p0Spread: 0, shadowingSigma: 0, noiseSigma: 0, deepFadeShare: 0, fadingSigma: 0, bodyLossDB: 0,
-                packetLoss: 0, gatewayGainSigma: 0 }
+                packetLoss: 0, gatewayGainSigma: 0\(radio) }
             """, file: "quiet.yaml")
     }
 
@@ -71,6 +72,25 @@ import Testing
         #expect(try #require(oracle.latencyP90) <= 2.5)
         #expect(report.hubMinusOraclePoints == 0)
         #expect(report.skippedLines.isEmpty)
+    }
+
+    /// Gateways whose clocks are off by up to a few hundred milliseconds stamp one advertisement at different times:
+    /// the oracle must still weigh it as one (split, each part would say the other gateways heard nothing). And the
+    /// nominal model knows the two slopes of the law.
+    @Test func staysNearlyPerfectWithOffsetClocksAndTwoSlopes() throws {
+        let venue = try Self.noiselessVenue(
+            radio: ", clockOffsetSigmaSeconds: 0.1, clockJitterSeconds: 0.02, breakpointMetres: 3,"
+                + " farPathLossExponent: 3.5")
+        let (report, directory) = try Self.scoredRun(venue, seed: 4, duration: 1200)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let oracle = try #require(report.oracle)
+        let nominal = try #require(report.nominal)
+        #expect(oracle.trueTransitions >= 8)
+        #expect(oracle.accuracy >= 0.99)
+        #expect(oracle.missedTransitions == 0)
+        #expect(oracle.falseTransitions == 0)
+        #expect(nominal.accuracy >= 0.99)
+        #expect(nominal.falseTransitions == 0)
     }
 
     @Test func beatsTheBaselineOnTheMuseumsNoisyRadio() throws {

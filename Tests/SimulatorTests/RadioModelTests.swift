@@ -11,14 +11,15 @@ import Testing
 /// The radio model's statistics must match its parameters: a regression over many receptions recovers the path-loss
 /// slope and the combined spread; the shadowing and fading processes have their σ and correlation lengths.
 @Suite struct RadioModelTests {
-    func venue(radio: String = "", walls: String = "") throws -> Venue {
+    /// A hall with one gateway at the tags' height (so distances are flat); `gateway` adds keys to the gateway.
+    func venue(radio: String = "", walls: String = "", gateway: String = "") throws -> Venue {
         try VenueLoader.decode(
             """
             site: lab
             zones:
               - { id: hall, rect: { x: -30, y: -30, width: 60, height: 60 } }
             gateways:
-              - { id: gw, zone: hall, position: [0, 0], height: 1.2 }
+              - { id: gw, zone: hall, position: [0, 0], height: 1.2\(gateway) }
             \(walls)
             radio:
               gatewayGainSigma: 0
@@ -146,6 +147,50 @@ import Testing
         // The carrier's body in the way costs bodyLossDB.
         let blocked = try #require(a.meanRSSI(tagP0: -59, at: behind, gateway: "gw", bodyFactor: 1))
         #expect(abs(openBehind - blocked - open.radio.bodyLossDB) < 1e-9)
+    }
+
+    @Test func twoSlopesMeetAtTheBreakpointAndFallFasterBeyondIt() throws {
+        let single = try venue()
+        let double = try venue(radio: "  breakpointMetres: 5\n  farPathLossExponent: 3.5")
+        var rngA = SeededGenerator(seed: 6)
+        var rngB = SeededGenerator(seed: 6)
+        let a = RadioModel(venue: single, using: &rngA)
+        let b = RadioModel(venue: double, using: &rngB)
+        // Up to the breakpoint the two venues are one (same seed, same shadowing realisation).
+        for distance in [0.5, 2, 4.99, 5] {
+            let point = Point(distance, 0)
+            #expect(
+                a.meanRSSI(tagP0: -59, at: point, gateway: "gw", bodyFactor: 0)
+                    == b.meanRSSI(tagP0: -59, at: point, gateway: "gw", bodyFactor: 0))
+        }
+        // Continuous at the breakpoint, then 35 dB a decade instead of 20.
+        #expect(abs(b.pathLoss(distance: 5 + 1e-9) - b.pathLoss(distance: 5 - 1e-9)) < 1e-6)
+        #expect(abs(b.pathLoss(distance: 50) - b.pathLoss(distance: 5) - 35) < 1e-9)
+        #expect(abs(a.pathLoss(distance: 50) - a.pathLoss(distance: 5) - 20) < 1e-9)
+        let far = Point(0, 20)
+        let lost =
+            try #require(a.meanRSSI(tagP0: -59, at: far, gateway: "gw", bodyFactor: 0))
+            - #require(b.meanRSSI(tagP0: -59, at: far, gateway: "gw", bodyFactor: 0))
+        #expect(abs(lost - 15 * log10(4)) < 1e-9)
+    }
+
+    @Test func anAntennaLosesNothingInFrontAndItsFrontToBackBehind() throws {
+        let plain = try venue()
+        let directed = try venue(gateway: ", antenna: { facing: 90, frontToBackDB: 12 }")
+        var rngA = SeededGenerator(seed: 7)
+        var rngB = SeededGenerator(seed: 7)
+        let a = RadioModel(venue: plain, using: &rngA)
+        let b = RadioModel(venue: directed, using: &rngB)
+        func difference(_ point: Point) throws -> Double {
+            try #require(b.meanRSSI(tagP0: -59, at: point, gateway: "gw", bodyFactor: 0))
+                - #require(a.meanRSSI(tagP0: -59, at: point, gateway: "gw", bodyFactor: 0))
+        }
+        // Facing +y: nothing in front, half the front-to-back ratio to the side, all of it behind.
+        #expect(abs(try difference(Point(0, 10))) < 1e-9)
+        #expect(abs(try difference(Point(10, 0)) + 6) < 1e-9)
+        #expect(abs(try difference(Point(-3, 0)) + 6) < 1e-9)
+        #expect(abs(try difference(Point(0, -10)) + 12) < 1e-9)
+        #expect(try difference(Point(5, 5)) > difference(Point(5, -5)))
     }
 
     @Test func theSameSeedGivesTheSameRadio() throws {

@@ -4,6 +4,10 @@ import Foundation
 import Simulator
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite struct RandomVenueTests {
     static let seeds = Array(UInt64(1)...60)
     typealias Ranges = RandomVenue.Ranges
@@ -116,6 +120,58 @@ import Testing
         }
         #expect(untold > 0, "some tags advertise no measured power of their own")
         #expect(carriers == Set(Venue.Tag.Carrier.allCases))
+    }
+
+    /// Over 300 seeds every radio feature is drawn somewhere, and within its range: two slopes, antenna patterns
+    /// (on wall-mounted and outside gateways only), interference, tags that advertise no power; clocks everywhere.
+    @Test func radioFeaturesAreDrawnWithinTheirRanges() throws {
+        var (twoSlopes, antennas, interfered, silent) = (0, 0, 0, 0)
+        for seed in UInt64(1)...300 {
+            let venue = try load(RandomVenue.generate(seed: seed))
+            let radio = venue.radio
+            if let breakpoint = radio.breakpointMetres {
+                twoSlopes += 1
+                let far = try #require(radio.farPathLossExponent)
+                #expect(Ranges.breakpointMetres.contains(breakpoint), "seed \(seed)")
+                let steeper = far - radio.pathLossExponent
+                #expect(
+                    Ranges.farExponentIncrease.lowerBound - 1e-9 <= steeper
+                        && steeper <= Ranges.farExponentIncrease.upperBound + 1e-9, "seed \(seed)")
+            } else {
+                #expect(radio.farPathLossExponent == nil)
+            }
+            if radio.interferenceBurstsPerHour > 0 {
+                interfered += 1
+                #expect(Ranges.interferenceBurstsPerHour.contains(radio.interferenceBurstsPerHour))
+                #expect(Ranges.interferenceBurstSeconds.contains(radio.interferenceBurstSeconds))
+                #expect(Ranges.interferencePacketLoss.contains(radio.interferencePacketLoss))
+                #expect(Ranges.interferenceNoiseDB.contains(radio.interferenceNoiseDB))
+            }
+            #expect(Ranges.clockOffsetSigmaSeconds.contains(radio.clockOffsetSigmaSeconds), "seed \(seed)")
+            #expect(Ranges.clockJitterSeconds.contains(radio.clockJitterSeconds), "seed \(seed)")
+            for gateway in venue.gateways {
+                guard let antenna = gateway.antenna else { continue }
+                antennas += 1
+                #expect(Ranges.antennaFrontToBackDB.contains(antenna.frontToBackDB))
+                // Not on the ceiling: on a wall of its zone, or outside every zone.
+                #expect(gateway.zone == nil || Ranges.wallMountHeight.contains(gateway.height), "seed \(seed)")
+                // Facing into its room (or at the building): 3 m ahead is within the venue's bounds (give or take the
+                // ±20° it may be off).
+                let facing = antenna.facing * Double.pi / 180
+                let xs = venue.zones.flatMap { $0.shape.vertices.map(\.x) }
+                let ys = venue.zones.flatMap { $0.shape.vertices.map(\.y) }
+                let ahead = Point(gateway.position.x + 3 * cos(facing), gateway.position.y + 3 * sin(facing))
+                let inside =
+                    ahead.x >= (xs.min() ?? 0) - 1.5 && ahead.x <= (xs.max() ?? 0) + 1.5
+                    && ahead.y >= (ys.min() ?? 0) - 1.5 && ahead.y <= (ys.max() ?? 0) + 1.5
+                #expect(inside, "seed \(seed) \(gateway.id) faces \(antenna.facing)°")
+            }
+            silent += venue.tags.filter { !$0.advertisesPower }.count
+        }
+        #expect(twoSlopes > 50 && twoSlopes < 250, "\(twoSlopes) venues with two slopes")
+        #expect(interfered > 50 && interfered < 250, "\(interfered) venues with interference")
+        #expect(antennas > 100, "\(antennas) gateways with an antenna pattern")
+        #expect(silent > 50, "\(silent) tag groups advertise no power")
     }
 
     @Test func everyZoneIsReachableFromOutsideThroughDoorsOnItsEdge() throws {

@@ -72,6 +72,142 @@ import Testing
         #expect((1...9).contains(perAdvert), "\(perAdvert) gateways per advertisement")
     }
 
+    /// One room, two gateways and three tags lying still in it: every link the same all run long.
+    static func lab(radio: [String] = [], tags: [String]? = nil) throws -> Venue {
+        let beacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0"
+        let tagLines = tags ?? ["  - { id: still, beacon: \"\(beacon):1:1\", carrier: still, count: 3 }"]
+        return try VenueLoader.decode(
+            """
+            site: lab
+            zones:
+              - { id: room, rect: { x: 0, y: 0, width: 10, height: 10 } }
+            gateways:
+              - { id: gw-1, zone: room, position: [2, 5], height: 2 }
+              - { id: gw-2, zone: room, position: [8, 5], height: 2 }
+            tags:
+            \(tagLines.joined(separator: "\n"))
+            radio:
+              sensitivity: -120
+            \(radio.map { "  " + $0 }.joined(separator: "\n"))
+            """, file: "lab.yaml")
+    }
+
+    /// The sightings of `venue` run from 1000 s for `seconds`, and the simulation as it was before the run.
+    func sightings(_ venue: Venue, seconds: Double, seed: UInt64 = 3) -> ([SightingLine], VenueSimulation) {
+        var simulation = VenueSimulation(venue: venue, seed: seed, start: 1_000)
+        let before = simulation
+        var sightings: [SightingLine] = []
+        simulation.run(until: 1_000 + seconds, sighting: { sightings.append($0) }, truth: { _ in })
+        return (sightings, before)
+    }
+
+    @Test func aGatewayMissesMoreDuringItsInterferenceBursts() throws {
+        // Without loss every advertisement reaches both gateways; bursts of 20 s, 60 an hour (a quarter of the time).
+        let plain = try Self.lab(radio: ["packetLoss: 0"])
+        let bursty = try Self.lab(radio: [
+            "packetLoss: 0", "interferenceBurstsPerHour: 60", "interferenceBurstSeconds: 20",
+            "interferencePacketLoss: 0.7", "interferenceNoiseDB: 0",
+        ])
+        let (all, _) = sightings(plain, seconds: 7_200)
+        let (heard, before) = sightings(bursty, seconds: 7_200)
+        // The interference draws are its own: what gets through is exactly what the quiet run heard.
+        #expect(Set(heard).isSubset(of: Set(all)))
+        let kept = Set(heard)
+        var schedule = before.interference
+        var (inBurst, heardInBurst, outside, heardOutside) = (0, 0, 0, 0)
+        for sighting in all {
+            let gateway = try #require(plain.gateways.firstIndex { $0.id == sighting.gateway })
+            if schedule.isActive(gateway: gateway, at: sighting.t) {
+                inBurst += 1
+                heardInBurst += kept.contains(sighting) ? 1 : 0
+            } else {
+                outside += 1
+                heardOutside += kept.contains(sighting) ? 1 : 0
+            }
+        }
+        #expect(heardOutside == outside)
+        let burstShare = Double(inBurst) / Double(all.count)
+        #expect((0.15...0.35).contains(burstShare), "in a burst \(burstShare) of the time")
+        let share = Double(heardInBurst) / Double(max(inBurst, 1))
+        #expect(abs(share - 0.3) < 0.03, "heard \(share) during bursts")
+    }
+
+    @Test func burstSettingsWithoutARateChangeNothing() throws {
+        let plain = try Self.lab()
+        let idle = try Self.lab(radio: [
+            "interferenceBurstsPerHour: 0", "interferencePacketLoss: 0.9", "interferenceNoiseDB: 10",
+        ])
+        #expect(sightings(plain, seconds: 600).0 == sightings(idle, seconds: 600).0)
+    }
+
+    @Test func gatewaysStampScanTimesWithTheirOwnClocks() throws {
+        // With interference too: the clocks' draws must not change which packets it takes.
+        let exact = try Self.lab(radio: ["interferenceBurstsPerHour: 30"])
+        let skewed = try Self.lab(radio: [
+            "interferenceBurstsPerHour: 30", "clockOffsetSigmaSeconds: 0.1", "clockJitterSeconds: 0.02",
+        ])
+        let (reference, _) = sightings(exact, seconds: 600)
+        let (stamped, simulation) = sightings(skewed, seconds: 600)
+        let offsets = simulation.radio.clockOffsets
+        #expect(offsets.count == 2)
+        #expect(offsets.values.allSatisfy { $0 != 0 && abs($0) <= 0.3 }, "\(offsets)")
+        #expect(Set(offsets.values).count == 2)
+        // The same sightings, each later by its gateway's offset plus a delay of at most clockJitterSeconds.
+        #expect(reference.count == stamped.count)
+        var delays: [Double] = []
+        for (truth, seen) in zip(reference, stamped) {
+            #expect(truth.gateway == seen.gateway && truth.beacon == seen.beacon && truth.rssi == seen.rssi)
+            delays.append(seen.t - truth.t - (offsets[seen.gateway] ?? .nan))
+        }
+        #expect(delays.allSatisfy { (-1e-6...0.020001).contains($0) })
+        #expect((delays.max() ?? 0) > 0.015 && (delays.min() ?? 1) < 0.005)
+        // Across gateways the scan times are no longer in order.
+        #expect(zip(stamped, stamped.dropFirst()).contains { $0.t > $1.t })
+    }
+
+    @Test func tagsThatAdvertiseNoPowerSendNone() throws {
+        let beacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0"
+        func tags(_ advertises: String) -> [String] {
+            [
+                "  - { id: quiet, beacon: \"\(beacon):1:1\", carrier: still, txPower: -62\(advertises) }",
+                "  - { id: loud, beacon: \"\(beacon):2:1\", carrier: still, txPower: -62 }",
+            ]
+        }
+        let telling = try Self.lab(tags: tags(""))
+        let silent = try Self.lab(tags: tags(", advertisesPower: false"))
+        let (told, toldRun) = sightings(telling, seconds: 300)
+        let (untold, untoldRun) = sightings(silent, seconds: 300)
+        // Its power is drawn as before and it is heard alike; only what it says is gone.
+        #expect(toldRun.tags.map(\.p0) == untoldRun.tags.map(\.p0))
+        #expect(told.map(\.rssi) == untold.map(\.rssi))
+        let quiet = untold.filter { $0.beacon.hasSuffix(":1:1") }
+        let loud = untold.filter { $0.beacon.hasSuffix(":2:1") }
+        #expect(!quiet.isEmpty && !loud.isEmpty)
+        #expect(quiet.allSatisfy { $0.txPower == nil })
+        #expect(loud.allSatisfy { $0.txPower == -62 })
+    }
+
+    /// Three minutes of the museum, seed 1, written as digits and ids and hashed (FNV-1a): the value the simulator
+    /// gave before the radio had two slopes, antennas, interference, clocks and silent tags (computed then, from
+    /// `beacon-sim run` of that version), which a venue without those keys must still give.
+    @Test func aHandMadeVenueGivesTheSightingsItAlwaysGave() throws {
+        var simulation = VenueSimulation(venue: try Self.museum(), seed: 1, start: 1_763_812_800)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var count = 0
+        simulation.run(
+            until: 1_763_812_800 + 180,
+            sighting: { sighting in
+                let milliseconds = Int64((sighting.t * 1000).rounded())
+                let text =
+                    "\(milliseconds) \(sighting.gateway) \(sighting.beacon) \(sighting.rssi) "
+                    + "\(sighting.txPower.map(String.init) ?? "-") \(sighting.kind?.rawValue ?? "-")\n"
+                for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+                count += 1
+            }, truth: { _ in })
+        #expect(count == 13_928)
+        #expect(hash == 0x5efd_43cf_6879_49f0)
+    }
+
     @Test func theSameSeedReplaysTheSameVenue() throws {
         let venue = try Self.museum()
         let one = simulate(venue, seconds: 300, seed: 11)
