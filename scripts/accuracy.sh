@@ -1,31 +1,71 @@
 #!/usr/bin/env bash
-# Reproduces the figures of docs/accuracy.md: every shipped venue, two seeds, uncalibrated and calibrated, beside the
-# strongest-gateway baseline; the confirmation-time table; the recorded Kolakowski flat.
+# Regenerates docs/accuracy.md: the test set of random venues (every family, uncalibrated and calibrated, beside the
+# oracle, the nominal model and the baseline), the hand-made venues (training data), the confirmation-time table and
+# the recorded Kolakowski flat (its calibration run is training data, test_robot test data).
 #
-#   scripts/accuracy.sh [--out DIR] [--duration 30m] [--seeds "1 2"]
+#   scripts/accuracy.sh [--out DIR] [--per-family N] [--duration 20m] [--report FILE] [--smoke] [--debug]
 #
-# Builds release binaries, simulates into DIR (default .build/accuracy), and prints the tables. About 5 minutes on
-# two cores. Needs python3 for the Kolakowski conversion and data/recorded (or $BEACONTRACKER_RECORDED_DATA).
+# Builds release binaries (--debug: uses the debug build instead), simulates into DIR (default .build/accuracy) and
+# writes the report (default docs/accuracy.md). About 15 minutes on two cores plus the build. --smoke is the quick
+# check `make test` runs: one venue of two families, two simulated minutes, one hand-made venue, the flat; the report
+# goes to DIR/accuracy.md and is checked for its tables. Needs python3 and data/recorded (or
+# $BEACONTRACKER_RECORDED_DATA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+command_line="scripts/accuracy.sh $*"
 out=.build/accuracy
-duration=30m
+per_family=7
+duration=20m
+shipped_duration=30m
+report=
+smoke=0
+configuration=release
+families="museum corridor gallery shop supermarket mixed"
+shipped="museum store museum-harsh"
 seeds="1 2"
+usage="usage: scripts/accuracy.sh [--out DIR] [--per-family N] [--duration 20m] [--report FILE] [--smoke] [--debug]"
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
+        --per-family) per_family=$2; shift 2 ;;
         --duration) duration=$2; shift 2 ;;
-        --seeds) seeds=$2; shift 2 ;;
-        *) echo "usage: scripts/accuracy.sh [--out DIR] [--duration 30m] [--seeds \"1 2\"]" >&2; exit 64 ;;
+        --report) report=$2; shift 2 ;;
+        --smoke) smoke=1; shift ;;
+        --debug) configuration=debug; shift ;;
+        *) echo "$usage" >&2; exit 64 ;;
     esac
 done
+if [ "$smoke" = 1 ]; then
+    per_family=1
+    duration=2m
+    shipped_duration=2m
+    families="museum shop"
+    shipped=museum
+    seeds=1
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-swift build -c release --product beacon-hub >/dev/null
-swift build -c release --product beacon-sim >/dev/null
-bin=$(swift build -c release --show-bin-path)
+report=${report:-$([ "$smoke" = 1 ] && echo "$out/accuracy.md" || echo docs/accuracy.md)}
+rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
+mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
+
+build_began=$(date +%s)
+swift build -c "$configuration" --product beacon-hub >/dev/null
+swift build -c "$configuration" --product beacon-sim >/dev/null
+bin=$(swift build -c "$configuration" --show-bin-path)
+began=$(date +%s)
 start=1763812800
+
+echo "accuracy: test set, $per_family venues per family, $duration each (uncalibrated and calibrated)"
+for family in $families; do
+    "$bin/beacon-sim" bench --family "$family" --venues "$per_family" --seeds 1001..1100 --duration "$duration" \
+        --also-calibrated --json --out "$out/test/$family" >"$out/test/$family.json" 2>"$out/test/$family.log" || {
+        cat "$out/test/$family.log" >&2
+        exit 1
+    }
+    grep -E "venues in" "$out/test/$family.log" | sed "s/^/  $family: /"
+done
 
 # hub.yaml with an absolute venue path and, optionally, a calibration and extra inference lines.
 config() { # BASE CALIBRATION EXTRA OUT
@@ -34,28 +74,29 @@ config() { # BASE CALIBRATION EXTRA OUT
     if [ -n "$3" ]; then
         if grep -q "^inference:" "$4"; then sed -i "s|^inference:|inference:\n$3|" "$4"; else printf "inference:\n%s\n" "$3" >>"$4"; fi
     fi
+    return 0
 }
 
-score() { # VENUE DIR CONFIG EVENTS → the score table
-    "$bin/beacon-hub" replay --config "$3" "$2/sightings.jsonl" --events "$2/$4" >"$2/$4.replay.txt"
-    "$bin/beacon-sim" score --venue "config/venues/$1.yaml" --truth "$2/truth.jsonl" --events "$2/$4" \
-        --sightings "$2/sightings.jsonl"
+score() { # VENUE-FILE DIR CONFIG EVENTS [SCORE ARGUMENTS…] → JSON on standard output
+    local venue=$1 dir=$2 hub=$3 events=$4
+    shift 4
+    "$bin/beacon-hub" replay --config "$hub" "$dir/sightings.jsonl" --events "$dir/$events" >"$dir/$events.replay.txt"
+    "$bin/beacon-sim" score --venue "$venue" --truth "$dir/truth.jsonl" --events "$dir/$events" --json "$@"
 }
 
-for venue in museum store museum-harsh; do
+echo "accuracy: hand-made venues ($shipped), seeds $seeds, $shipped_duration each"
+for venue in $shipped; do
     base=config/hub.yaml
     [ "$venue" != museum ] && base=config/hub-$venue.yaml
     for seed in $seeds; do
-        dir=$out/$venue-$seed
+        dir=$out/shipped/$venue-$seed
         mkdir -p "$dir"
-        [ -f "$dir/sightings.jsonl" ] || "$bin/beacon-sim" run "config/venues/$venue.yaml" --out "$dir" \
-            --duration "$duration" --seed "$seed" --start $start >/dev/null
+        "$bin/beacon-sim" run "config/venues/$venue.yaml" --out "$dir" --duration "$shipped_duration" --seed "$seed" \
+            --start $start >"$dir/run.txt"
         config "$base" "" "" "$dir/hub.yaml"
-        echo "== $venue seed $seed, uncalibrated ($base)"
-        score "$venue" "$dir" "$dir/hub.yaml" events.jsonl >"$dir/score.txt"
-        sed -n '5,7p' "$dir/score.txt"
-        # The tags left lying (stationary): they have their own goal.
-        grep -A1 -E "^(audio-guide-spare|lost-badge|shelf-scanner)" "$dir/score.txt" | grep -v "^--" || true
+        score "config/venues/$venue.yaml" "$dir" "$dir/hub.yaml" events.jsonl --sightings "$dir/sightings.jsonl" \
+            --oracle "$dir/oracle.jsonl" --nominal "$dir/nominal.jsonl" --near-boundary "$dir/near-boundary.jsonl" \
+            >"$dir/score.json"
         for walk in stroll stand; do
             flag=--stroll
             [ $walk = stand ] && flag=
@@ -64,31 +105,58 @@ for venue in museum store museum-harsh; do
             "$bin/beacon-hub" calibrate --config "$dir/hub.yaml" "$dir/walk-$walk/sightings.jsonl" \
                 --plan "$dir/walk-$walk/plan.yaml" --out "$dir/calibration-$walk.yaml" >"$dir/calibrate-$walk.txt"
             config "$base" "$dir/calibration-$walk.yaml" "" "$dir/hub-$walk.yaml"
-            echo "== $venue seed $seed, calibrated ($walk walk)"
-            score "$venue" "$dir" "$dir/hub-$walk.yaml" "events-$walk.jsonl" >"$dir/score-$walk.txt"
-            sed -n '6,7p' "$dir/score-$walk.txt"
-            grep -A1 -E "^(audio-guide-spare|lost-badge|shelf-scanner)" "$dir/score-$walk.txt" | grep -v "^--" || true
+            score "config/venues/$venue.yaml" "$dir" "$dir/hub-$walk.yaml" "events-$walk.jsonl" \
+                --near-boundary "$dir/near-boundary.jsonl" >"$dir/score-$walk.json"
         done
     done
 done
 
-echo "== museum seed 1: confirmSeconds"
-dir=$out/museum-1
-for confirm in 0 0.5 1 2 3 5 8; do
-    config config/hub.yaml "" "  confirmSeconds: $confirm" "$dir/hub-confirm.yaml"
-    echo "confirmSeconds $confirm: $(score museum "$dir" "$dir/hub-confirm.yaml" events-confirm.jsonl | sed -n 6p)"
-done
+if [ "$smoke" = 0 ]; then
+    echo "accuracy: museum seed 1, confirmSeconds"
+    dir=$out/shipped/museum-1
+    for confirm in 0 0.5 1 2 3 5 8; do
+        config config/hub.yaml "" "  confirmSeconds: $confirm" "$dir/hub-confirm.yaml"
+        score config/venues/museum.yaml "$dir" "$dir/hub-confirm.yaml" events-confirm.jsonl >"$out/confirm/$confirm.json"
+    done
+fi
 
-echo "== flat-kolakowski (recorded)"
-flat=$out/flat-kolakowski
-python3 scripts/kolakowski-to-sightings.py --out "$flat" ${BEACONTRACKER_RECORDED_DATA:+--data "$BEACONTRACKER_RECORDED_DATA/flat_ble_uwb_kolakowski"}
+echo "accuracy: the recorded flat"
+flat=$out/flat
+python3 scripts/kolakowski-to-sightings.py --out "$flat" \
+    ${BEACONTRACKER_RECORDED_DATA:+--data "$BEACONTRACKER_RECORDED_DATA/flat_ble_uwb_kolakowski"} >"$flat/convert.txt"
 config config/hub-flat-kolakowski.yaml "" "" "$flat/hub.yaml"
-for run in calibration test_robot; do
-    echo "-- $run, uncalibrated"
-    score flat-kolakowski "$flat/$run" "$flat/hub.yaml" events.jsonl | sed -n '6,7p'
-done
 "$bin/beacon-hub" calibrate --config "$flat/hub.yaml" "$flat/calibration/sightings.jsonl" \
-    --plan "$flat/calibration/plan.yaml" --out "$flat/calibration.yaml"
+    --plan "$flat/calibration/plan.yaml" --out "$flat/calibration.yaml" >"$flat/calibrate.txt"
 config config/hub-flat-kolakowski.yaml "$flat/calibration.yaml" "" "$flat/hub-calibrated.yaml"
-echo "-- test_robot, calibrated from the calibration run"
-score flat-kolakowski "$flat/test_robot" "$flat/hub-calibrated.yaml" events-calibrated.jsonl | sed -n '6,7p'
+for run in calibration test_robot; do
+    score config/venues/flat-kolakowski.yaml "$flat/$run" "$flat/hub.yaml" events.jsonl \
+        --sightings "$flat/$run/sightings.jsonl" --positions "$flat/$run/positions.jsonl" >"$flat/$run/score.json"
+done
+# Calibrating on the run it is scored on would be tuning on the test: only the test run gets the calibrated row.
+score config/venues/flat-kolakowski.yaml "$flat/test_robot" "$flat/hub-calibrated.yaml" events-calibrated.jsonl \
+    --positions "$flat/test_robot/positions.jsonl" >"$flat/test_robot/score-calibrated.json"
+
+ended=$(date +%s)
+cat >"$out/meta.json" <<EOF
+{"command": "$command_line", "commit": "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources || echo "+changes")",
+ "date": "$(date -u +%Y-%m-%d)", "cores": $(nproc), "seconds": $((ended - began)),
+ "buildSeconds": $((began - build_began)), "duration": "$duration", "shippedDuration": "$shipped_duration",
+ "perFamily": $per_family, "configuration": "$configuration"}
+EOF
+python3 scripts/accuracy-report.py "$out" >"$report.tmp"
+mv "$report.tmp" "$report"
+echo "accuracy: $report written in $((ended - began)) s (build $((began - build_began)) s)"
+
+if [ "$smoke" = 1 ]; then
+    for expected in '^## The test set, per family' '^\| museum \(' '^\| shop \(' '^\| \*\*all\*\* \|' \
+        '^## The hand-made venues' '^## Real data: a recorded flat' '^\*\*test_robot \(test\)\*\*'; do
+        grep -qE "$expected" "$report" || { echo "accuracy: the report lacks /$expected/: $report" >&2; exit 1; }
+    done
+    # Every figure of the family table is a number: hub, oracle, nominal, baseline, both differences, calibrated.
+    if grep -E '^\| (museum|shop) \(' "$report" | grep -q '–'; then
+        grep -E '^\| (museum|shop) \(' "$report" >&2
+        echo "accuracy: a family row of the report has a missing figure: $report" >&2
+        exit 1
+    fi
+    echo "accuracy: smoke report ok"
+fi

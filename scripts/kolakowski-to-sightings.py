@@ -8,8 +8,9 @@ lives in data/recorded/flat_ble_uwb_kolakowski/ (see its README for the columns 
     scripts/kolakowski-to-sightings.py [--data DIR] --out OUT
 
 writes, for each run (calibration, test_robot, test_walk), OUT/<run>/sightings.jsonl and, for the robot runs
-(the only ones with positions), OUT/<run>/truth.jsonl and OUT/<run>/plan.yaml (the stretches the robot spent in
-one zone, usable by `beacon-hub calibrate --plan`). The venue is config/venues/flat-kolakowski.yaml; docs/accuracy.md
+(the only ones with positions), OUT/<run>/truth.jsonl, OUT/<run>/positions.jsonl (the robot's position at every row,
+for `beacon-sim score --positions`: accuracy away from zone boundaries) and OUT/<run>/plan.yaml (the stretches the
+robot spent in one zone, usable by `beacon-hub calibrate --plan`). The venue is config/venues/flat-kolakowski.yaml; docs/accuracy.md
 has the figures and the choices made here:
 
 - ts (ns) becomes seconds; every receiver's value in a row becomes one sighting from gateway rx-<n> (empty = not
@@ -112,6 +113,9 @@ def write_run(rows, directory):
             if intervals:
                 intervals[-1][2] = t
             intervals.append([zone, t, t])
+    with open(os.path.join(directory, "positions.jsonl"), "w") as file:
+        for t, (x, y), _ in rows:
+            file.write(json.dumps({"tag": TAG, "t": t, "x": round(x, 3), "y": round(y, 3)}, separators=(",", ":")) + "\n")
     with open(os.path.join(directory, "truth.jsonl"), "w") as file:
         for zone, enter, exit_ in intervals:
             file.write(json.dumps({"tag": TAG, "zone": zone, "enter": enter, "exit": exit_}) + "\n")

@@ -20,6 +20,16 @@ for expected in 'event .* hub +hub-1 +online' 'event .* (enter|exit|unknown) +(v
 done
 echo "test: demo ok"
 
+echo "test: accuracy report smoke run (scripts/accuracy.sh --smoke)"
+smoke=$(mktemp -d)
+if ! bash scripts/accuracy.sh --smoke --debug --out "$smoke" >"$smoke/log.txt" 2>&1; then
+  tail -n 40 "$smoke/log.txt"
+  echo "test: the accuracy smoke run failed (its files: $smoke)" >&2
+  exit 1
+fi
+tail -n 1 "$smoke/log.txt"
+rm -rf "$smoke"
+
 # The full log is long and CI shows its tail: a failing run repeats its failures last.
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -24,8 +24,9 @@ public struct BenchReport: Sendable, Hashable, Codable {
 
         public init(
             seed: UInt64, family: String, zones: Int, gateways: Int, hub: ZoneScore, baseline: ZoneScore?,
-            oracle: ZoneScore?, nominal: ZoneScore? = nil
+            oracle: ZoneScore?, nominal: ZoneScore? = nil, calibratedHub: ZoneScore? = nil
         ) {
+            self.calibratedHub = calibratedHub
             self.seed = seed
             self.family = family
             self.zones = zones

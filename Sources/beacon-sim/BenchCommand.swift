@@ -182,12 +182,14 @@ struct BenchCommand: AsyncParsableCommand {
         guard let hub = try score(Bench.Files.hubScore) else {
             throw BenchError(.stepFailed, "no score printed")
         }
-        var row = BenchReport.Row(
+        // Each score read before the row is built: assigning the calibrated score to a `var row` afterwards crashed
+        // the release compiler (Swift 6.3.1, splitting this async function).
+        let oracle = try score(Bench.Files.oracleScore)?.hub
+        let nominal = try score(Bench.Files.nominalScore)?.hub
+        let calibratedHub = try score(Bench.Files.calibratedScore)?.hub
+        return BenchReport.Row(
             seed: venue.seed, family: venue.family.rawValue, zones: venue.zones, gateways: venue.gateways,
-            hub: hub.hub, baseline: hub.baseline, oracle: try score(Bench.Files.oracleScore)?.hub,
-            nominal: try score(Bench.Files.nominalScore)?.hub)
-        row.calibratedHub = try score(Bench.Files.calibratedScore)?.hub
-        return row
+            hub: hub.hub, baseline: hub.baseline, oracle: oracle, nominal: nominal, calibratedHub: calibratedHub)
     }
 
     /// Runs one step's program in `folder`, its output to `NAME.out` and `NAME.err` there; throws unless it exits 0.

@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""Writes docs/accuracy.md from the results scripts/accuracy.sh collected in its output folder.
+
+    scripts/accuracy-report.py DIR > docs/accuracy.md
+
+DIR holds meta.json (what was run, how long it took), test/<family>.json (`beacon-sim bench --json` of the test
+set), shipped/<venue>-<seed>/*.json and confirm/*.json (`beacon-sim score --json` of the hand-made venues) and
+flat/<run>/*.json (the recorded flat). Every figure in the page comes from these files; the prose around the
+tables says only what the figures say, computed here, so that a new run cannot leave a stale sentence behind.
+"""
+import json
+import os
+import statistics
+import sys
+
+FAMILIES = ["museum", "corridor", "gallery", "shop", "supermarket", "mixed"]
+FAMILY_TEXT = {
+    "museum": "rooms on a grid, doors",
+    "corridor": "corridor with side rooms",
+    "gallery": "L- or U-shaped row of rooms",
+    "shop": "open plan, zones marked on the floor",
+    "supermarket": "open plan, shelving rows",
+    "mixed": "rooms off an open hall",
+}
+
+
+def load(path):
+    try:
+        with open(path) as file:
+            return json.load(file)
+    except FileNotFoundError:
+        return None
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def pct(value):
+    return "–" if value is None else f"{value * 100:.1f} %"
+
+
+def pts(value):
+    return "–" if value is None else f"{value * 100:+.1f}".replace("-", "−")
+
+
+def num(value, digits=2):
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def latency(score):
+    if not score:
+        return "–"
+    a, b = score.get("latencyMedian"), score.get("latencyP90")
+    return f"{num(a, 1)} / {num(b, 1)} s"
+
+
+def acc(score):
+    return None if not score else score.get("accuracy")
+
+
+def away(score):
+    return None if not score else score.get("awayAccuracy")
+
+
+def missed_share(score):
+    if not score or not score.get("trueTransitions"):
+        return None
+    return score["missedTransitions"] / score["trueTransitions"]
+
+
+def diff(a, b):
+    return None if a is None or b is None else a - b
+
+
+def test_rows(root):
+    rows = []
+    for family in FAMILIES:
+        report = load(os.path.join(root, "test", f"{family}.json"))
+        if report:
+            rows += report["rows"]
+    return sorted(rows, key=lambda row: row["seed"])
+
+
+def family_table(rows):
+    lines = [
+        "| family | venues | hub | oracle (exact map) | nominal model | baseline | hub − oracle | hub − baseline"
+        " | hub, calibrated |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for family in FAMILIES + ["all"]:
+        chosen = [r for r in rows if family == "all" or r["family"] == family]
+        if not chosen:
+            continue
+        name = f"**{family}**" if family == "all" else f"{family} ({FAMILY_TEXT[family]})"
+        lines.append(
+            f"| {name} | {len(chosen)} | **{pct(median(acc(r['hub']) for r in chosen))}**"
+            f" | {pct(median(acc(r.get('oracle')) for r in chosen))}"
+            f" | {pct(median(acc(r.get('nominal')) for r in chosen))}"
+            f" | {pct(median(acc(r.get('baseline')) for r in chosen))}"
+            f" | {pts(median(diff(acc(r['hub']), acc(r.get('oracle'))) for r in chosen))}"
+            f" | {pts(median(diff(acc(r['hub']), acc(r.get('baseline'))) for r in chosen))}"
+            f" | {pct(median(acc(r.get('calibratedHub')) for r in chosen))} |")
+    return "\n".join(lines)
+
+
+def away_table(rows):
+    lines = [
+        "| family | time away from boundaries | hub | oracle | nominal model | baseline | hub − oracle |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for family in FAMILIES + ["all"]:
+        chosen = [r for r in rows if family == "all" or r["family"] == family]
+        if not chosen:
+            continue
+        share = median(r["hub"].get("awayShare") for r in chosen)
+        lines.append(
+            f"| {family} | {pct(share)} | **{pct(median(away(r['hub']) for r in chosen))}**"
+            f" | {pct(median(away(r.get('oracle')) for r in chosen))}"
+            f" | {pct(median(away(r.get('nominal')) for r in chosen))}"
+            f" | {pct(median(away(r.get('baseline')) for r in chosen))}"
+            f" | {pts(median(diff(away(r['hub']), away(r.get('oracle'))) for r in chosen))} |")
+    return "\n".join(lines)
+
+
+def behaviour_table(rows):
+    lines = [
+        "| family | false/h: hub / oracle / baseline | latency med / p90: hub | oracle | baseline"
+        " | missed crossings: hub / oracle / baseline | worst hub venue (seed) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for family in FAMILIES + ["all"]:
+        chosen = [r for r in rows if family == "all" or r["family"] == family]
+        if not chosen:
+            continue
+
+        def m(method, key):
+            return median((r.get(method) or {}).get(key) for r in chosen)
+
+        def lat(method):
+            return f"{num(m(method, 'latencyMedian'), 1)} / {num(m(method, 'latencyP90'), 1)} s"
+
+        worst = min(chosen, key=lambda r: (r["hub"]["accuracy"], r["seed"]))
+        missed = [pct(median(missed_share(r.get(method)) for r in chosen)) for method in ("hub", "oracle", "baseline")]
+        lines.append(
+            f"| {family} | {num(m('hub', 'falseTransitionsPerTagHour'), 1)} / "
+            f"{num(m('oracle', 'falseTransitionsPerTagHour'), 1)} / "
+            f"{num(m('baseline', 'falseTransitionsPerTagHour'), 1)} | {lat('hub')} | {lat('oracle')} | "
+            f"{lat('baseline')} | {' / '.join(missed)} | {pct(worst['hub']['accuracy'])} ({worst['seed']}) |")
+    return "\n".join(lines)
+
+
+def venue_table(rows):
+    lines = [
+        "| seed | family | zones | gateways | hub | hub, calibrated | oracle | nominal | baseline | hub away"
+        " | oracle away | false/h hub | latency hub |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['seed']} | {r['family']} | {r['zones']} | {r['gateways']} | {pct(acc(r['hub']))}"
+            f" | {pct(acc(r.get('calibratedHub')))} | {pct(acc(r.get('oracle')))} | {pct(acc(r.get('nominal')))}"
+            f" | {pct(acc(r.get('baseline')))} | {pct(away(r['hub']))} | {pct(away(r.get('oracle')))}"
+            f" | {num(r['hub']['falseTransitionsPerTagHour'])} | {latency(r['hub'])} |")
+    return "\n".join(lines)
+
+
+def score_line(label, score, bold=False):
+    if not score:
+        return None
+    cells = [
+        pct(score.get("accuracy")), pct(score.get("awayAccuracy")), latency(score),
+        num(score.get("falseTransitionsPerTagHour")),
+        f"{score.get('missedTransitions')} of {score.get('trueTransitions')}", pct(score.get("noZoneShare")),
+    ]
+    if bold:
+        label, cells = f"**{label}**", [f"**{c}**" for c in cells]
+    return f"| {label} | " + " | ".join(cells) + " |"
+
+
+SCORE_HEADER = (
+    "| method | accuracy | away from boundaries | latency med / p90 | false/h | missed | no zone |\n"
+    "|---|---|---|---|---|---|---|")
+
+
+def shipped_section(root, meta):
+    base = os.path.join(root, "shipped")
+    if not os.path.isdir(base):
+        return ""
+    out = [
+        "## The hand-made venues (training data)",
+        "",
+        "The three venues shipped in config/venues/ are the ones the engine's defaults were first tuned on, so their"
+        " figures are training results: they show how the engine does where it was tuned, not what to expect"
+        " elsewhere. Each run is " + meta.get("shippedDuration", "30m") + " of simulated time from `--start"
+        " 1763812800`, replayed with the venue's own hub.yaml; calibrated runs use a strolling and a standing"
+        " calibration walk (`beacon-sim calibration-walk`, with and without `--stroll`).",
+        "",
+    ]
+    for name in sorted(os.listdir(base)):
+        folder = os.path.join(base, name)
+        score = load(os.path.join(folder, "score.json"))
+        if not score:
+            continue
+        out += [f"**{name.replace('-', ' seed ').replace('museum seed harsh', 'museum-harsh')}**", "", SCORE_HEADER]
+        rows = [
+            score_line("hub", score["hub"], bold=True),
+            score_line("hub, calibrated (strolling walk)", (load(os.path.join(folder, "score-stroll.json")) or {})
+                       .get("hub")),
+            score_line("hub, calibrated (standing walk)", (load(os.path.join(folder, "score-stand.json")) or {})
+                       .get("hub")),
+            score_line("baseline", score.get("baseline")),
+            score_line("oracle (exact map)", score.get("oracle")),
+            score_line("nominal model", score.get("nominal")),
+        ]
+        out += [row for row in rows if row] + [""]
+    confirm = os.path.join(root, "confirm")
+    if os.path.isdir(confirm):
+        values = sorted((float(name[:-5]), name) for name in os.listdir(confirm) if name.endswith(".json"))
+        out += [
+            "**The confirmation time** (`inference.confirmSeconds`) on museum seed 1 trades flapping for latency:",
+            "",
+            "| `confirmSeconds` | accuracy | latency med / p90 | false/h | missed |",
+            "|---|---|---|---|---|",
+        ]
+        for value, name in values:
+            hub = load(os.path.join(confirm, name))["hub"]
+            label = f"{value:g}" + (" (default)" if value == 1 else "")
+            out.append(
+                f"| {label} | {pct(hub['accuracy'])} | {latency(hub)} | {num(hub['falseTransitionsPerTagHour'])}"
+                f" | {hub['missedTransitions']} of {hub['trueTransitions']} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def flat_section(root):
+    base = os.path.join(root, "flat")
+    if not os.path.isdir(base):
+        return ""
+    out = [
+        "## Real data: a recorded flat",
+        "",
+        "M. Kolakowski's recordings of a furnished 9 × 7 m flat with six BLE receivers (Sensors 21(18):6270, 2021,"
+        " doi 10.3390/s21186270; data doi 10.5281/zenodo.5457591, CC BY 4.0; in"
+        " `data/recorded/flat_ble_uwb_kolakowski/`). `scripts/kolakowski-to-sightings.py` turns each run into"
+        " sighting lines (receivers rx-1 … rx-6; the authors' averaged RSSI rounded to whole dBm; pauses of over a"
+        " minute between sessions closed up) and, for the robot runs (the only ones with positions), truth and the"
+        " moments near a zone boundary. The venue `config/venues/flat-kolakowski.yaml` draws four rooms from the"
+        " outline in layout.csv. The tag advertises no measured power. There is no oracle: nobody knows the flat's"
+        " signal map.",
+        "",
+        "- **Training**: the calibration run (the robot, 1,375 s). Settings may be chosen by looking at it.",
+        "- **Test**: `test_robot` (the robot, 352 s). Reported only. `test_walk` (a person walking) has no positions"
+        " and so no truth: it is not scored.",
+        "",
+    ]
+    for run, label in (("calibration", "calibration run (training)"), ("test_robot", "test_robot (test)")):
+        score = load(os.path.join(base, run, "score.json"))
+        if not score:
+            continue
+        out += [f"**{label}**", "", SCORE_HEADER]
+        rows = [
+            score_line("hub", score["hub"], bold=True),
+            score_line("hub, calibrated from the calibration run",
+                       (load(os.path.join(base, run, "score-calibrated.json")) or {}).get("hub")),
+            score_line("baseline", score.get("baseline")),
+        ]
+        out += [row for row in rows if row] + [""]
+    return "\n".join(out)
+
+
+def summary_sentences(rows):
+    if not rows:
+        return ""
+    hub = median(acc(r["hub"]) for r in rows)
+    oracle = median(acc(r.get("oracle")) for r in rows)
+    baseline = median(acc(r.get("baseline")) for r in rows)
+    below_baseline = [r for r in rows if r.get("baseline") and r["hub"]["accuracy"] < r["baseline"]["accuracy"]]
+    families_below = [
+        f for f in FAMILIES
+        if median(diff(acc(r["hub"]), acc(r.get("baseline"))) for r in rows if r["family"] == f) is not None
+        and median(diff(acc(r["hub"]), acc(r.get("baseline"))) for r in rows if r["family"] == f) < 0
+    ]
+    text = (
+        f"Over all {len(rows)} test venues the hub's median accuracy is {pct(hub)}, the oracle's {pct(oracle)} and"
+        f" the baseline's {pct(baseline)}. The hub is below the baseline on {len(below_baseline)} of the"
+        f" {len(rows)} venues")
+    text += (f", and its family median is below the baseline's for: {', '.join(families_below)}."
+             if families_below else ".")
+    return text
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: scripts/accuracy-report.py DIR > docs/accuracy.md")
+    root = sys.argv[1]
+    meta = load(os.path.join(root, "meta.json")) or {}
+    rows = test_rows(root)
+    minutes = meta.get("seconds", 0) / 60
+    parts = [
+        "# Accuracy",
+        "",
+        "<!-- Written by scripts/accuracy.sh (scripts/accuracy-report.py); edit those, not this file. -->",
+        "",
+        "How well the hub's zone engine ([inference.md](inference.md)) places tags, measured against ground truth,"
+        " beside the limit and the floor: the **oracle**, a filter over the tag's position that knows the venue's"
+        " exact signal map and noise (no method can do much better); the **nominal model**, the same filter knowing"
+        " only the propagation law (what a well-built engine can reach without calibration); and the **baseline**,"
+        " the strongest gateway's zone (what ESPresense with Home Assistant's mqtt_room does, roughly). All of it was"
+        " produced by one command:",
+        "",
+        "```sh",
+        f"scripts/accuracy.sh        # {meta.get('command', '')}",
+        "```",
+        "",
+        f"This page: commit {meta.get('commit', '?')}, {meta.get('date', '?')}, {minutes:.1f} minutes on"
+        f" {meta.get('cores', '?')} cores (release build, not counted: {meta.get('buildSeconds', 0) / 60:.1f}"
+        " minutes).",
+        "",
+        "Metrics (docs/simulator.md): **accuracy** — share of tag-time the reported zone is the true one; **away from"
+        " boundaries** — the same over the moments the tag is at least 1 m from every zone boundary it could reach"
+        " (near a doorway or a line on the floor no BLE method can be sure); **latency** — median / p90 from a true"
+        " crossing to the decision; **false/h** — reported changes into a zone the tag was not in, per tag-hour;"
+        " **missed** — true crossings never reported; **no zone** — time with no zone reported while the tag was in"
+        " one.",
+        "",
+        "## Training and test venues",
+        "",
+        "Defaults are tuned on one set of data and reported on another, so that the figures say how the hub does on"
+        " venues nobody tuned it for. The seed sets are constants in the code (`Bench.trainingSeeds`,"
+        " `Bench.testSeeds` in Sources/Simulator/Bench.swift; a test keeps them disjoint) and `beacon-sim bench`"
+        " (docs/simulator.md) prints which set its seeds belong to:",
+        "",
+        "- **Training set**: random venues of seeds **1–100** (`beacon-sim bench --seeds 1..100`), the hand-made"
+        " venues of config/venues/, and, of the recordings, the Kolakowski flat's calibration run. Look at these to"
+        " choose a default, a setting or a model change.",
+        "- **Test set**: random venues of seeds **1001–1100** (`--seeds 1001..1100`) and the recorded test runs (the"
+        " flat's `test_robot` and `test_walk`). Run them only to report a result. Never choose a setting, keep or"
+        " drop a change, or pick between candidates by looking at test figures; a change made after seeing them"
+        " needs a new, unseen test set.",
+        "",
+    ]
+    if rows:
+        parts += [
+            "## The test set, per family",
+            "",
+            f"The first {meta.get('perFamily', '?')} venues of each family among seeds 1001–1100"
+            f" (`beacon-sim bench --family F --venues {meta.get('perFamily', '?')} --seeds 1001..1100 --duration"
+            f" {meta.get('duration', '?')} --also-calibrated`), default settings, {meta.get('duration', '?')} of"
+            " simulated time each. Medians over the family's venues of each venue's accuracy; \"hub, calibrated\" is"
+            " the hub given a calibration from a strolling walk through the same venue (same seed).",
+            "",
+            family_table(rows),
+            "",
+            summary_sentences(rows),
+            "",
+            "**Away from boundaries** (medians over venues):",
+            "",
+            away_table(rows),
+            "",
+            "**Flapping, latency and misses** (medians over venues of each venue's figure):",
+            "",
+            behaviour_table(rows),
+            "",
+            "<details><summary>Every test venue</summary>",
+            "",
+            venue_table(rows),
+            "",
+            "</details>",
+            "",
+        ]
+    parts += [shipped_section(root, meta), flat_section(root)]
+    print("\n".join(part for part in parts if part is not None).rstrip() + "\n")
+
+
+if __name__ == "__main__":
+    main()
