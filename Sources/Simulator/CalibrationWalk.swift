@@ -3,7 +3,8 @@ import Foundation
 
 /// `beacon-sim calibration-walk`: a person standing with one tag in each zone in turn, turning slowly once around
 /// (as docs/inference.md asks of a real calibration), in the same radio realisation as `beacon-sim run` with the same
-/// seed — same gateway gains, same shadowing — so that a calibration computed from it applies to that run.
+/// seed — same gateway gains, shadowing, antennas and clock offsets, and interference bursts drawn from the same
+/// settings — so that a calibration computed from it applies to that run.
 public enum CalibrationWalk {
     /// The calibration tag: not one of any venue's tags.
     public static let beacon = "ibeacon:c0ffee00-ca11-4b1e-9a7e-5e7c0ffee000:65535:65535"
@@ -31,6 +32,13 @@ public enum CalibrationWalk {
         var radioStream = rng.split()
         let radio = RadioModel(venue: venue, using: &radioStream)
         var walk = SeededGenerator(seed: seed ^ 0xCA11_B4A7)
+        // Bursts and clock delays draw from streams of their own, so a venue without them walks exactly as before.
+        let settings = venue.radio
+        var burstStream = SeededGenerator(seed: seed ^ 0xB0_0257)
+        var bursts = InterferenceBursts(
+            settings: settings, gateways: venue.gateways.count, start: start, using: &burstStream)
+        var interferenceDraws = SeededGenerator(seed: seed ^ 0x1_7E2F)
+        var clockDraws = SeededGenerator(seed: seed ^ 0xC_10C4)
         var t = start
         for zone in venue.zones {
             let standing = standingSpot(in: zone.shape, using: &walk)
@@ -47,14 +55,22 @@ public enum CalibrationWalk {
                     let angle = atan2(gateway.position.y - spot.y, gateway.position.x - spot.x) - heading
                     guard
                         let mean = radio.meanRSSI(
-                            tagP0: Double(txPower), at: spot, gateway: gateway.id, bodyFactor: max(0, -cos(angle))),
-                        let rssi = radio.receive(mean: mean, fading: faded, using: &walk)
+                            tagP0: Double(txPower), at: spot, gateway: gateway.id, bodyFactor: max(0, -cos(angle)))
                     else { continue }
+                    let burst = bursts.isActive(gateway: index, at: t)
+                    let level = burst ? mean + settings.interferenceNoiseDB * interferenceDraws.gaussian() : mean
+                    guard let rssi = radio.receive(mean: level, fading: faded, using: &walk),
+                        !burst
+                            || Double.random(in: 0..<1, using: &interferenceDraws) >= settings.interferencePacketLoss
+                    else { continue }
+                    let delay =
+                        settings.clockJitterSeconds > 0
+                        ? Double.random(in: 0...settings.clockJitterSeconds, using: &clockDraws) : 0
                     writer.write(
                         SimulationRun.line(
                             for: SightingLine(
-                                t: t, gateway: gateway.id, beacon: beacon, rssi: rssi, txPower: txPower,
-                                kind: .iBeacon)))
+                                t: t + (radio.clockOffsets[gateway.id] ?? 0) + delay, gateway: gateway.id,
+                                beacon: beacon, rssi: rssi, txPower: txPower, kind: .iBeacon)))
                 }
                 t += interval
             }

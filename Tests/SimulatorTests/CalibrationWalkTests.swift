@@ -1,0 +1,55 @@
+import BeaconConfig
+import BeaconModel
+import Foundation
+import Simulator
+import Testing
+
+@Suite struct CalibrationWalkTests {
+    func walk(_ venue: Venue, seed: UInt64 = 1, strolling: Bool = true) throws -> (text: Data, lines: [SightingLine]) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("walk-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try CalibrationWalk.writeFiles(
+            venue: venue, seed: seed, start: 1_763_800_000, dwell: 30, strolling: strolling, directory: folder)
+        let text = try Data(contentsOf: URL(fileURLWithPath: folder + "/sightings.jsonl"))
+        let lines = String(decoding: text, as: UTF8.self).split(separator: "\n").map {
+            try! ContractCoding.decodeLine(SightingLine.self, from: String($0))
+        }
+        return (text, lines)
+    }
+
+    /// The museum's strolling walk, seed 1, hashed (FNV-1a over the file's bytes): the value the walk gave before it
+    /// had interference and clocks (computed then, from `beacon-sim calibration-walk` of that version), which a venue
+    /// without them must still give.
+    @Test func aVenueWithoutBurstsOrClocksWalksAsItAlwaysDid() throws {
+        let museum = try VenueLoader.load(
+            from: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml").path)
+        let (text, lines) = try walk(museum)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        #expect(lines.count == 1_743)
+        #expect(hash == 0x89dd_6a4c_76d7_9b75)
+    }
+
+    /// The walk is in the run's radio: the gateways' clocks stamp it with the run's offsets, and bursts take packets.
+    @Test func theWalkHasTheRunsClocksAndBursts() throws {
+        let plain = try VenueSimulationTests.lab(radio: ["packetLoss: 0"])
+        let noisy = try VenueSimulationTests.lab(radio: [
+            "packetLoss: 0", "clockOffsetSigmaSeconds: 0.1", "interferenceBurstsPerHour: 120",
+            "interferenceBurstSeconds: 20", "interferencePacketLoss: 1",
+        ])
+        let reference = try walk(plain).lines
+        let stamped = try walk(noisy).lines
+        // Every advertisement of the plain walk reaches both gateways; bursts that drop every packet take some.
+        #expect(stamped.count < reference.count)
+        let offsets = VenueSimulation(venue: noisy, seed: 1, start: 0).radio.clockOffsets
+        #expect(offsets.values.allSatisfy { $0 != 0 })
+        // Each stamped sighting is a plain one moved by its gateway's offset: the walk's times are half-seconds, and
+        // the file keeps milliseconds.
+        let plainTimes = Set(reference.map { "\($0.gateway.rawValue) \(Int(($0.t * 2).rounded()))" })
+        for sighting in stamped {
+            let t = sighting.t - (offsets[sighting.gateway] ?? .nan)
+            #expect(abs(t * 2 - (t * 2).rounded()) < 0.002, "\(sighting)")
+            #expect(plainTimes.contains("\(sighting.gateway.rawValue) \(Int((t * 2).rounded()))"), "\(sighting)")
+        }
+    }
+}
