@@ -3,7 +3,7 @@
 
     scripts/accuracy-report.py DIR > docs/accuracy.md
 
-DIR holds meta.json (what was run, how long it took), test/<family>.json (`beacon-sim bench --json` of the test
+DIR holds meta.json (what was run, how long it took), test/bench.json (`beacon-sim bench --json` of the test
 set), shipped/<venue>-<seed>/*.json and confirm/*.json (`beacon-sim score --json` of the hand-made venues) and
 flat/<run>/*.json (the recorded flat). Every figure in the page comes from these files; the prose around the
 tables says only what the figures say, computed here, so that a new run cannot leave a stale sentence behind.
@@ -75,17 +75,13 @@ def diff(a, b):
 
 
 def test_rows(root):
-    rows = []
-    for family in FAMILIES:
-        report = load(os.path.join(root, "test", f"{family}.json"))
-        if report:
-            rows += report["rows"]
-    return sorted(rows, key=lambda row: row["seed"])
+    report = load(os.path.join(root, "test", "bench.json"))
+    return sorted(report["rows"], key=lambda row: row["seed"]) if report else []
 
 
 def family_table(rows):
     lines = [
-        "| family | venues | hub | oracle (exact map) | nominal model | baseline | hub − oracle | hub − baseline"
+        "| family | venues | hub | oracle (exact map) | nominal model | baseline | hub − oracle (points) | hub − baseline (points)"
         " | hub, calibrated |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -107,7 +103,7 @@ def family_table(rows):
 
 def away_table(rows):
     lines = [
-        "| family | time away from boundaries | hub | oracle | nominal model | baseline | hub − oracle |",
+        "| family | time away from boundaries | hub | oracle | nominal model | baseline | hub − oracle (points) |",
         "|---|---|---|---|---|---|---|",
     ]
     for family in FAMILIES + ["all"]:
@@ -216,7 +212,7 @@ def shipped_section(root, meta):
         ]
         out += [row for row in rows if row] + [""]
     confirm = os.path.join(root, "confirm")
-    if os.path.isdir(confirm):
+    if os.path.isdir(confirm) and os.listdir(confirm):
         values = sorted((float(name[:-5]), name) for name in os.listdir(confirm) if name.endswith(".json"))
         out += [
             "**The confirmation time** (`inference.confirmSeconds`) on museum seed 1 trades flapping for latency:",
@@ -345,11 +341,12 @@ def main():
         parts += [
             "## The test set, per family",
             "",
-            f"The first {meta.get('perFamily', '?')} venues of each family among seeds 1001–1100"
-            f" (`beacon-sim bench --family F --venues {meta.get('perFamily', '?')} --seeds 1001..1100 --duration"
-            f" {meta.get('duration', '?')} --also-calibrated`), default settings, {meta.get('duration', '?')} of"
-            " simulated time each. Medians over the family's venues of each venue's accuracy; \"hub, calibrated\" is"
-            " the hub given a calibration from a strolling walk through the same venue (same seed).",
+            f"{'All' if meta.get('venues') == 100 else 'The first'} {meta.get('venues', '?')} venues of seeds"
+            f" 1001–1100 (`beacon-sim bench --venues {meta.get('venues', '?')} --seeds 1001..1100 --duration"
+            f" {meta.get('duration', '?')} --also-calibrated`; the seed draws the family), default settings,"
+            f" {meta.get('duration', '?')} of simulated time each. Medians over the family's venues of each venue's"
+            " accuracy; \"hub, calibrated\" is the hub given a calibration from a strolling walk through the same"
+            " venue (same seed, `beacon-sim calibration-walk --stroll`).",
             "",
             family_table(rows),
             "",
