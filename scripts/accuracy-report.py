@@ -79,16 +79,21 @@ def test_rows(root):
     return sorted(report["rows"], key=lambda row: row["seed"]) if report else []
 
 
+def by_family(rows):
+    """Each family that has venues, in the generator's order, then all of them: (name, rows)."""
+    for family in FAMILIES + ["all"]:
+        chosen = [r for r in rows if family == "all" or r["family"] == family]
+        if chosen:
+            yield family, chosen
+
+
 def family_table(rows):
     lines = [
         "| family | venues | hub | oracle (exact map) | nominal model | baseline | hub − oracle (points) | hub − baseline (points)"
         " | hub, calibrated |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for family in FAMILIES + ["all"]:
-        chosen = [r for r in rows if family == "all" or r["family"] == family]
-        if not chosen:
-            continue
+    for family, chosen in by_family(rows):
         name = f"**{family}**" if family == "all" else f"{family} ({FAMILY_TEXT[family]})"
         lines.append(
             f"| {name} | {len(chosen)} | **{pct(median(acc(r['hub']) for r in chosen))}**"
@@ -106,10 +111,7 @@ def away_table(rows):
         "| family | time away from boundaries | hub | oracle | nominal model | baseline | hub − oracle (points) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for family in FAMILIES + ["all"]:
-        chosen = [r for r in rows if family == "all" or r["family"] == family]
-        if not chosen:
-            continue
+    for family, chosen in by_family(rows):
         share = median(r["hub"].get("awayShare") for r in chosen)
         lines.append(
             f"| {family} | {pct(share)} | **{pct(median(away(r['hub']) for r in chosen))}**"
@@ -126,10 +128,7 @@ def behaviour_table(rows):
         " | missed crossings: hub / oracle / baseline | worst hub venue (seed) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for family in FAMILIES + ["all"]:
-        chosen = [r for r in rows if family == "all" or r["family"] == family]
-        if not chosen:
-            continue
+    for family, chosen in by_family(rows):
 
         def m(method, key):
             return median((r.get(method) or {}).get(key) for r in chosen)

@@ -26,34 +26,12 @@ public enum ScoreTool {
         nominalPath: String? = nil, nearBoundaryPath: String? = nil, positionsPath: String? = nil
     ) throws -> Report {
         var skipped: [String] = []
-        var truth: [TruthInterval] = []
-        try LineFileReader.forEachLine(truthPath) { line, number in
-            do {
-                truth.append(try JSONDecoder().decode(TruthInterval.self, from: Data(line.utf8)))
-            } catch {
-                skipped.append("\(truthPath):\(number): \(ContractCoding.describe(error))")
-            }
-        }
+        let truth: [TruthInterval] = try records(truthPath, skipped: &skipped)
         var near: [NearBoundaryInterval]?
         if let nearBoundaryPath {
-            var intervals: [NearBoundaryInterval] = []
-            try LineFileReader.forEachLine(nearBoundaryPath) { line, number in
-                do {
-                    intervals.append(try JSONDecoder().decode(NearBoundaryInterval.self, from: Data(line.utf8)))
-                } catch {
-                    skipped.append("\(nearBoundaryPath):\(number): \(ContractCoding.describe(error))")
-                }
-            }
-            near = intervals
+            near = try records(nearBoundaryPath, skipped: &skipped)
         } else if let positionsPath {
-            var samples: [PositionSample] = []
-            try LineFileReader.forEachLine(positionsPath) { line, number in
-                do {
-                    samples.append(try JSONDecoder().decode(PositionSample.self, from: Data(line.utf8)))
-                } catch {
-                    skipped.append("\(positionsPath):\(number): \(ContractCoding.describe(error))")
-                }
-            }
+            let samples: [PositionSample] = try records(positionsPath, skipped: &skipped)
             near = PositionSample.nearBoundaryIntervals(samples, boundaries: ZoneBoundaries(venue: venue))
         }
         func score(_ reported: [TagID: ZoneTimeline]) -> (overall: ZoneScore, perTag: [TagID: ZoneScore]) {
@@ -99,6 +77,19 @@ public enum ScoreTool {
             report.baselinePerTag = Dictionary(uniqueKeysWithValues: scored.perTag.map { ($0.key.rawValue, $0.value) })
         }
         return report
+    }
+
+    /// The JSON lines of a file as records; unreadable lines are added to `skipped`.
+    static func records<Record: Decodable>(_ path: String, skipped: inout [String]) throws -> [Record] {
+        var records: [Record] = []
+        try LineFileReader.forEachLine(path) { line, number in
+            do {
+                records.append(try JSONDecoder().decode(Record.self, from: Data(line.utf8)))
+            } catch {
+                skipped.append("\(path):\(number): \(ContractCoding.describe(error))")
+            }
+        }
+        return records
     }
 
     /// Each tag's reported zones from a file of event lines; unreadable lines are added to `skipped`.
