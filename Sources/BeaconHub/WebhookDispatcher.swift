@@ -187,15 +187,72 @@ public final class WebhookDispatcher: Sendable {
     /// timeout, TLS).
     func post(_ pending: Pending, to target: Target) async throws -> Int {
         // The deadline is kept here: Linux's URLSession truncates its timeouts to whole seconds (0.5 s fails at once).
-        try await withThrowingTaskGroup(of: Int?.self) { group in
-            group.addTask { try await self.upload(pending, to: target) }
-            group.addTask {
-                try await Task.sleep(for: .seconds(target.settings.timeoutSeconds))
-                return nil
+        // The attempt is not awaited after its deadline: on Linux a cancelled upload can go on until the server
+        // answers (a cancel that comes before the transfer has started is lost), and a task group would wait for it.
+        // It is cancelled and left to end on its own; its answer, if one comes, is ignored.
+        let outcome = PostOutcome()
+        let timeout = target.settings.timeoutSeconds
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
+                outcome.start(continuation)
+                let upload = Task {
+                    do {
+                        outcome.finish(.success(try await self.upload(pending, to: target)))
+                    } catch {
+                        outcome.finish(.failure(error))
+                    }
+                }
+                outcome.onFinish { upload.cancel() }
+                Task {
+                    try? await Task.sleep(for: .seconds(timeout))
+                    outcome.finish(.failure(URLError(.timedOut)))
+                }
             }
-            defer { group.cancelAll() }
-            guard let status = try await group.next() ?? nil else { throw URLError(.timedOut) }
-            return status
+        } onCancel: {
+            outcome.finish(.failure(CancellationError()))
+        }
+    }
+
+    /// The first of an attempt's endings — its answer, its deadline or the dispatcher's cancellation — resumes the
+    /// waiting post; the later ones change nothing.
+    final class PostOutcome: Sendable {
+        private struct State {
+            var continuation: CheckedContinuation<Int, any Error>?
+            var result: Result<Int, any Error>?
+            var cleanups: [@Sendable () -> Void] = []
+        }
+        private let state = Mutex(State())
+
+        func start(_ continuation: CheckedContinuation<Int, any Error>) {
+            let early = state.withLock { state -> Result<Int, any Error>? in
+                if state.result == nil { state.continuation = continuation }
+                return state.result
+            }
+            // Cancelled before the continuation existed.
+            if let early { continuation.resume(with: early) }
+        }
+
+        func onFinish(_ cleanup: @escaping @Sendable () -> Void) {
+            let finished = state.withLock { state -> Bool in
+                if state.result == nil { state.cleanups.append(cleanup) }
+                return state.result != nil
+            }
+            if finished { cleanup() }
+        }
+
+        func finish(_ result: Result<Int, any Error>) {
+            let (continuation, cleanups) = state.withLock {
+                state -> (CheckedContinuation<Int, any Error>?, [@Sendable () -> Void]) in
+                guard state.result == nil else { return (nil, []) }
+                state.result = result
+                defer {
+                    state.continuation = nil
+                    state.cleanups = []
+                }
+                return (state.continuation, state.cleanups)
+            }
+            continuation?.resume(with: result)
+            for cleanup in cleanups { cleanup() }
         }
     }
 
