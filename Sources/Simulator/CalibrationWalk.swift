@@ -33,12 +33,11 @@ public enum CalibrationWalk {
         let radio = RadioModel(venue: venue, using: &radioStream)
         var walk = SeededGenerator(seed: seed ^ 0xCA11_B4A7)
         // Bursts and clock delays draw from streams of their own, so a venue without them walks exactly as before.
-        let settings = venue.radio
-        var burstStream = SeededGenerator(seed: seed ^ 0xB0_0257)
-        var bursts = InterferenceBursts(
-            settings: settings, gateways: venue.gateways.count, start: start, using: &burstStream)
-        var interferenceDraws = SeededGenerator(seed: seed ^ 0x1_7E2F)
-        var clockDraws = SeededGenerator(seed: seed ^ 0xC_10C4)
+        var schedules = SeededGenerator(seed: seed ^ 0xB0_0257)
+        var impairments = GatewayImpairments(
+            venue: venue, radio: radio, start: start, schedules: &schedules,
+            interferenceDraws: SeededGenerator(seed: seed ^ 0x1_7E2F),
+            clockDraws: SeededGenerator(seed: seed ^ 0xC_10C4))
         var t = start
         for zone in venue.zones {
             let standing = standingSpot(in: zone.shape, using: &walk)
@@ -55,21 +54,14 @@ public enum CalibrationWalk {
                     let angle = atan2(gateway.position.y - spot.y, gateway.position.x - spot.x) - heading
                     guard
                         let mean = radio.meanRSSI(
-                            tagP0: Double(txPower), at: spot, gateway: gateway.id, bodyFactor: max(0, -cos(angle)))
+                            tagP0: Double(txPower), at: spot, gateway: gateway.id, bodyFactor: max(0, -cos(angle))),
+                        let rssi = impairments.receive(
+                            radio, gateway: index, at: t, mean: mean, fading: faded, using: &walk)
                     else { continue }
-                    let burst = bursts.isActive(gateway: index, at: t)
-                    let level = burst ? mean + settings.interferenceNoiseDB * interferenceDraws.gaussian() : mean
-                    guard let rssi = radio.receive(mean: level, fading: faded, using: &walk),
-                        !burst
-                            || Double.random(in: 0..<1, using: &interferenceDraws) >= settings.interferencePacketLoss
-                    else { continue }
-                    let delay =
-                        settings.clockJitterSeconds > 0
-                        ? Double.random(in: 0...settings.clockJitterSeconds, using: &clockDraws) : 0
                     writer.write(
                         SimulationRun.line(
                             for: SightingLine(
-                                t: t + (radio.clockOffsets[gateway.id] ?? 0) + delay, gateway: gateway.id,
+                                t: impairments.stamp(gateway: index, at: t), gateway: gateway.id,
                                 beacon: beacon, rssi: rssi, txPower: txPower, kind: .iBeacon)))
                 }
                 t += interval

@@ -16,29 +16,16 @@ public struct PositionSample: Sendable, Hashable, Codable {
         self.y = y
     }
 
-    /// The intervals during which each tag was near a zone boundary. Each sample stands for the time halfway to its
-    /// neighbours (the first and last for themselves alone), so consecutive near samples make one interval.
+    /// The intervals during which each tag was near a zone boundary (`NearBoundaryInterval.Builder`).
     public static func nearBoundaryIntervals(
         _ samples: [PositionSample], boundaries: ZoneBoundaries
     ) -> [NearBoundaryInterval] {
-        var intervals: [NearBoundaryInterval] = []
-        for (tag, own) in Dictionary(grouping: samples, by: \.tag).sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            let sorted = own.sorted { $0.t < $1.t }
-            var openedAt: Double?
-            for (index, sample) in sorted.enumerated() {
-                let near = boundaries.isNear(Point(sample.x, sample.y))
-                let halfway = index == 0 ? sample.t : (sorted[index - 1].t + sample.t) / 2
-                if near && openedAt == nil {
-                    openedAt = halfway
-                } else if !near, let from = openedAt {
-                    intervals.append(NearBoundaryInterval(tag: tag, from: from, to: halfway))
-                    openedAt = nil
-                }
+        Dictionary(grouping: samples, by: \.tag).sorted { $0.key.rawValue < $1.key.rawValue }.flatMap { tag, own in
+            var builder = NearBoundaryInterval.Builder(tag: tag)
+            for sample in own.sorted(by: { $0.t < $1.t }) {
+                builder.add(t: sample.t, near: boundaries.isNear(Point(sample.x, sample.y)))
             }
-            if let from = openedAt, let last = sorted.last, last.t > from {
-                intervals.append(NearBoundaryInterval(tag: tag, from: from, to: last.t))
-            }
+            return builder.finish()
         }
-        return intervals
     }
 }

@@ -6,8 +6,7 @@ extension VenueSimulation {
 
     /// Per tag, in the order of `tags`, the intervals from now to `end` during which it was near a zone boundary.
     /// Copies of the walkers are advanced every `step` seconds (the simulation itself does not move; a walker's path
-    /// does not depend on how finely it is advanced); each sample stands for the time halfway to its neighbours, so
-    /// consecutive near samples make one interval, clipped to now and `end`.
+    /// does not depend on how finely it is advanced), from now to `end` (`NearBoundaryInterval.Builder`).
     public func nearBoundaryIntervals(
         until end: Double, step: Double = positionStep, boundaries: ZoneBoundaries
     ) -> [NearBoundaryInterval] {
@@ -19,8 +18,7 @@ extension VenueSimulation {
         for var walker in walkers {
             // Standing carriers repeat their position for minutes: ask the geometry once per spot.
             var last: (position: Point, near: Bool)?
-            var openedAt: Double?
-            var previous = start
+            var builder = NearBoundaryInterval.Builder(tag: walker.tag)
             for index in 0...samples {
                 let t = min(end, start + Double(index) * step)
                 walker.advance(to: t, graph: graph, venue: venue, changes: &changes)
@@ -32,18 +30,9 @@ extension VenueSimulation {
                     near = boundaries.isNear(walker.position)
                     last = (walker.position, near)
                 }
-                let halfway = index == 0 ? start : (previous + t) / 2
-                if near && openedAt == nil {
-                    openedAt = halfway
-                } else if !near, let from = openedAt {
-                    intervals.append(NearBoundaryInterval(tag: walker.tag, from: from, to: halfway))
-                    openedAt = nil
-                }
-                previous = t
+                builder.add(t: t, near: near)
             }
-            if let from = openedAt, end > from {
-                intervals.append(NearBoundaryInterval(tag: walker.tag, from: from, to: end))
-            }
+            intervals += builder.finish()
         }
         return intervals
     }

@@ -17,15 +17,10 @@ public struct VenueSimulation: Sendable {
     var lastAdvertisement: [Double]
     var fading: [[FadingProcess]]
     var rng: SeededGenerator
+    /// Interference bursts and the gateways' clocks, drawing apart from `rng`.
+    var impairments: GatewayImpairments
     /// When each gateway suffers interference (a copy taken before a run answers as the run did).
-    public private(set) var interference: InterferenceBursts
-    /// Draws of the interference (losses and noise in bursts) and of the gateways' clocks (delays), each kept apart
-    /// from `rng` and from each other: a venue without them draws exactly what it drew before they existed, and
-    /// adding one changes nothing the others draw.
-    var interferenceDraws: SeededGenerator
-    var clockDraws: SeededGenerator
-    /// Each gateway's clock offset (`RadioModel.clockOffsets`), in the venue's order.
-    let clockOffsets: [Double]
+    public var interference: InterferenceBursts { impairments.bursts }
     /// Per tag: the zone it is in and since when (for the truth intervals).
     var current: [(zone: ZoneID?, since: Double)]
     public private(set) var time: Double
@@ -40,11 +35,10 @@ public struct VenueSimulation: Sendable {
         self.radio = radio
         // Split off the radio's stream after the radio took its own: nothing else in the run draws from it.
         var schedules = radioStream.split()
-        interferenceDraws = radioStream.split()
-        clockDraws = radioStream.split()
-        interference = InterferenceBursts(
-            settings: venue.radio, gateways: venue.gateways.count, start: start, using: &schedules)
-        clockOffsets = venue.gateways.map { radio.clockOffsets[$0.id] ?? 0 }
+        let interferenceDraws = radioStream.split()
+        impairments = GatewayImpairments(
+            venue: venue, radio: radio, start: start, schedules: &schedules, interferenceDraws: interferenceDraws,
+            clockDraws: radioStream.split())
         var tagStream = rng.split()
         tags = SimulatedTag.expand(venue, using: &tagStream)
         graph = ZoneGraph(venue: venue)
@@ -81,8 +75,7 @@ public struct VenueSimulation: Sendable {
         until end: Double, sighting: (SightingLine) -> Void, truth: (TruthInterval) -> Void
     ) {
         var changes: [ZoneChange] = []
-        let settings = venue.radio
-        let jitter = settings.advertisingJitterSeconds
+        let jitter = venue.radio.advertisingJitterSeconds
         while true {
             // The next tag to advertise; a linear scan is plenty for venue-sized tag counts.
             var index = -1
@@ -105,20 +98,14 @@ public struct VenueSimulation: Sendable {
                 let bodyFactor = bodyBlocking(walker, gateway: gatewayPositions[g])
                 guard
                     let mean = radio.meanRSSI(
-                        tagP0: tag.p0, at: walker.position, gateway: gateway, bodyFactor: bodyFactor)
+                        tagP0: tag.p0, at: walker.position, gateway: gateway, bodyFactor: bodyFactor),
+                    let rssi = impairments.receive(
+                        radio, gateway: g, at: earliest, mean: mean, fading: faded, using: &rng)
                 else { continue }
-                let burst = interference.isActive(gateway: g, at: earliest)
-                let level = burst ? mean + settings.interferenceNoiseDB * interferenceDraws.gaussian() : mean
-                guard let rssi = radio.receive(mean: level, fading: faded, using: &rng),
-                    !burst || Double.random(in: 0..<1, using: &interferenceDraws) >= settings.interferencePacketLoss
-                else { continue }
-                // The scan time as the gateway stamps it: its clock's offset and the delay before it reads the report.
-                let delay =
-                    settings.clockJitterSeconds > 0
-                    ? Double.random(in: 0...settings.clockJitterSeconds, using: &clockDraws) : 0
                 sighting(
                     SightingLine(
-                        t: earliest + clockOffsets[g] + delay, gateway: gateway, beacon: tag.beacon, rssi: rssi,
+                        t: impairments.stamp(gateway: g, at: earliest), gateway: gateway, beacon: tag.beacon,
+                        rssi: rssi,
                         txPower: tag.advertisesPower ? tag.txPower : nil, kind: tag.kind))
             }
             nextAdvertisement[index] = earliest + tag.interval + Double.random(in: 0...jitter, using: &rng)
