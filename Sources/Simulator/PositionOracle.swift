@@ -44,7 +44,7 @@ public struct PositionOracle: Sendable {
         venue: Venue, radio: RadioModel, tags: [SimulatedTag], knowledge: Knowledge,
         settings: InferenceSettings = InferenceSettings(), stay: Double = 0.3
     ) {
-        let grid = PositionOracleGrid(venue: venue, reach: settings.maxWalkingSpeed * settings.tickSeconds)
+        let grid = FloorGrid(venue: venue, reach: settings.maxWalkingSpeed * settings.tickSeconds)
         let count = grid.count
         var means = [Float](repeating: 0, count: venue.gateways.count * count)
         let law = venue.radio
@@ -75,8 +75,8 @@ public struct PositionOracle: Sendable {
         }
         let map = PositionOracleMap(
             grid: grid, means: means, gatewayCount: venue.gateways.count, sensitivity: Float(law.sensitivity),
-            walkingNoise: PositionOracleNoise(radio: law, extraVariance: extra, walking: true),
-            stillNoise: PositionOracleNoise(radio: law, extraVariance: extra, walking: false))
+            walkingNoise: ReadingNoise(radio: law, extraVariance: extra, walking: true),
+            stillNoise: ReadingNoise(radio: law, extraVariance: extra, walking: false))
         tracks = tags.map { tag in
             PositionOracleTrack(
                 tag: tag, power: knowledge == .exact ? tag.p0 : 0,

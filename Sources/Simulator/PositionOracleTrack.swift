@@ -1,4 +1,5 @@
 import BeaconModel
+import ZoneInference
 
 #if canImport(Glibc)
     import Glibc
@@ -6,13 +7,13 @@ import BeaconModel
 
 /// What every tag's filter shares: the grid, each gateway's mean level at each cell, and the noise tables.
 struct PositionOracleMap: Sendable {
-    let grid: PositionOracleGrid
+    let grid: FloorGrid
     /// Mean level of gateway `g` at cell `c`, without the tag's power: `means[g * grid.count + c]`, dBm.
     let means: [Float]
     let gatewayCount: Int
     let sensitivity: Float
-    let walkingNoise: PositionOracleNoise
-    let stillNoise: PositionOracleNoise
+    let walkingNoise: ReadingNoise
+    let stillNoise: ReadingNoise
 }
 
 /// One tag's belief over the grid's cells (kept sparse: only cells with mass are visited) and the hub's decision
@@ -115,7 +116,7 @@ struct PositionOracleTrack: Sendable {
                 for c in 0..<count {
                     allMissed[c] +=
                         noise.missed[
-                            PositionOracleNoise.index(sensitivity - map.means[g * count + c] - power)]
+                            ReadingNoise.index(sensitivity - map.means[g * count + c] - power)]
                 }
             }
         }
@@ -131,8 +132,8 @@ struct PositionOracleTrack: Sendable {
                         var value = allMissed[c]
                         for reading in group {
                             let mean = means[reading.gateway * count + c] + power
-                            value += heard[PositionOracleNoise.index(Float(reading.rssi) - mean)]
-                            value -= missed[PositionOracleNoise.index(sensitivity - mean)]
+                            value += heard[ReadingNoise.index(Float(reading.rssi) - mean)]
+                            value -= missed[ReadingNoise.index(sensitivity - mean)]
                         }
                         logLikelihood[k] = value
                         best = max(best, value)

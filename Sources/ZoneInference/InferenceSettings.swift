@@ -6,6 +6,10 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     public enum Method: String, Sendable, Hashable, Decodable, CaseIterable {
         /// Probabilistic: an HMM forward filter over zones and "no zone", with hysteresis.
         case hmm
+        /// A Bayes filter over each tag's position on the floor plan (cells of `cellMetres`), walking only through
+        /// doors, weighing every reading against the expected level at each cell; a zone's probability is the mass
+        /// inside it.
+        case position
         /// The baseline people run today: the zone of the strongest gateway, after it has led for `confirmSeconds`.
         case strongest
     }
@@ -58,6 +62,24 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     public var cloneDistanceMetres = 15.0
     /// How often the engine updates its beliefs, seconds of sighting time.
     public var tickSeconds = 0.5
+    /// `position`: side of the floor grid's square cells, metres.
+    public var cellMetres = 1.0
+    /// `position`: how much one reading counts (tempering: a reading's error lasts longer than the reading).
+    public var readingWeight = 0.5
+    /// `position`: share of a cell's probability that stays put per tick; the rest walks to the cells within
+    /// `maxWalkingSpeed · tickSeconds`.
+    public var stayShare = 0.3
+    /// `position`: most cells one tag's belief keeps (the least likely are dropped): bounds memory and time per tag.
+    public var maxCells = 400.0
+    /// `position`: how long the evidence for a power offset of a tag that advertises none lasts, seconds.
+    public var offsetSeconds = 300.0
+    /// `position`: weigh several path-loss exponents against each other on the first `probeTags` tags heard, and use
+    /// the one the readings favour; off: `pathLossExponent` alone.
+    public var learnsExponent = true
+    public var probeTags = 16
+    /// `position`: learn per gateway and 3 m tile what the map misses (gains, antennas, shadowing) from tags the
+    /// engine is sure of.
+    public var learnsMap = false
 
     public init() {}
 
@@ -78,6 +100,8 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         case moveRatePerSecond, emissionWeight, pathLossExponent, boundaryLossDB, modelSigmaDB, referencePower
         case sensitivity, tagOffsetSigmaDB, stayedSeconds, reorderWindowSeconds, maxWalkingSpeed, strongMarginDB
         case cloneDistanceMetres, tickSeconds, bodyLossDB, residualCap, calibrationWeight, unknownPowerSigmaDB
+        case cellMetres, readingWeight, stayShare, maxCells, offsetSeconds, learnsExponent, probeTags
+        case learnsMap
     }
 
     public init(from decoder: any Decoder) throws {
@@ -114,5 +138,13 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         bodyLossDB = try value(.bodyLossDB, bodyLossDB, 0...30)
         residualCap = try value(.residualCap, residualCap, 0.5...100)
         calibrationWeight = try value(.calibrationWeight, calibrationWeight, 0...1)
+        cellMetres = try value(.cellMetres, cellMetres, 0.25...5)
+        readingWeight = try value(.readingWeight, readingWeight, 0.01...2)
+        stayShare = try value(.stayShare, stayShare, 0...0.99)
+        maxCells = try value(.maxCells, maxCells, 16...100_000).rounded()
+        offsetSeconds = try value(.offsetSeconds, offsetSeconds, 1...86_400)
+        learnsExponent = try container.decodeIfPresent(Bool.self, forKey: .learnsExponent) ?? learnsExponent
+        learnsMap = try container.decodeIfPresent(Bool.self, forKey: .learnsMap) ?? learnsMap
+        probeTags = Int(try value(.probeTags, Double(probeTags), 1...1000))
     }
 }

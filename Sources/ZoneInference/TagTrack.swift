@@ -39,6 +39,13 @@ struct TagTrack: Sendable {
     var resumeAt = -Double.infinity
     /// Changed or heard since the last `takeTouched()`.
     var touched = false
+    /// `position`: the belief over the floor grid, the readings since the last update, and the advertising interval
+    /// as one gateway sees it (a low quantile of its gaps: clock offsets between gateways do not shorten it).
+    var belief = PositionBelief()
+    /// A probe tag's beliefs, one per candidate map (empty for other tags).
+    var probes: [PositionBelief] = []
+    var pending: [PendingReading] = []
+    var linkInterval = 0.0
 
     init(tag: TagID, beacon: String, region: Int?, stateCount: Int, noZone: Int, posterior: Bool) {
         self.tag = tag

@@ -39,6 +39,7 @@ extension ZoneEngine {
                     index, to: model.noZone, at: t, confidence: 1, reason: "not heard by any gateway for \(seconds) s",
                     events: &events)
                 tracks[index].unknown = false
+                tracks[index].belief = PositionBelief()
                 if !tracks[index].posterior.isEmpty {
                     tracks[index].posterior = [Float](
                         repeating: 1 / Float(model.zones.count + 1), count: model.zones.count + 1)
@@ -97,6 +98,12 @@ extension ZoneEngine {
                 tracks[index].candidateSince = t - settings.confirmSeconds
                 tracks[index].candidate = leader
             }
+        case .position:
+            guard let update = updatePosition(index, dt: dt) else { return }
+            leader = update.leader
+            probability = update.probability
+            tracks[index].confidence = update.reported
+            if update.reported >= 0.5 { tracks[index].lastConfident = t }
         case .hmm:
             updatePosterior(index, dt: dt)
             let posterior = tracks[index].posterior

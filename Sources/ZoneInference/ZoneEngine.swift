@@ -74,6 +74,8 @@ public struct ZoneEngine: Sendable {
     var heardMask: [Bool]
     var heard: [(gateway: Int, level: Double)] = []
     var scratchPosterior: [Float]
+    /// `position`: the maps, what they learned, and the buffers every tag's update reuses.
+    var position: PositionState
 
     public init(
         venue: Venue, settings: InferenceSettings, directory: TagDirectory, calibration: Calibration? = nil
@@ -99,6 +101,9 @@ public struct ZoneEngine: Sendable {
             }
         }
         distantPairs = distant
+        position =
+            settings.method == .position
+            ? PositionState(venue: venue, model: model, settings: settings) : PositionState()
         logLikelihood = [Double](repeating: 0, count: model.zones.count + 1)
         scratchPosterior = [Float](repeating: 0, count: model.zones.count + 1)
         heardMask = [Bool](repeating: false, count: count)
@@ -132,8 +137,11 @@ public struct ZoneEngine: Sendable {
         counters.applied += 1
         let resetAfter = staleFor(tracks[index]) * 2
         let robust = settings.method == .hmm
+        let position = settings.method == .position
+        var linkGap: Double?
         tracks[index].withReading(gateway: Int32(gateway)) { reading in
             if var filter = reading {
+                linkGap = sighting.t - filter.lastSeen
                 filter.add(
                     Double(sighting.rssi), at: sighting.t, tau: settings.smoothingSeconds, resetAfter: resetAfter,
                     robust: robust)
@@ -141,6 +149,11 @@ public struct ZoneEngine: Sendable {
             } else {
                 reading = RSSIFilter(gateway: Int32(gateway), rssi: Double(sighting.rssi), at: sighting.t)
             }
+        }
+        if position {
+            if let linkGap { tracks[index].noteGap(linkGap) }
+            tracks[index].pending.append(
+                PendingReading(gateway: Int32(gateway), rssi: Int16(clamping: sighting.rssi)))
         }
         var track = tracks[index]
         if let txPower = sighting.txPower { track.txPower = Double(txPower) }
@@ -311,6 +324,17 @@ public enum PresenceState: String, Sendable, Hashable, Codable {
 }
 
 extension TagTrack {
+    /// Takes the gap between two sightings of one gateway into `linkInterval`: it falls fast and rises slowly, so
+    /// it settles near the low tenth of the gaps (lost adverts make longer gaps, never shorter ones).
+    mutating func noteGap(_ gap: Double) {
+        guard gap > 0.02, gap < 120 else { return }
+        if linkInterval == 0 {
+            linkInterval = gap
+        } else {
+            linkInterval += (gap < linkInterval ? 0.25 : 0.03) * (gap - linkInterval)
+        }
+    }
+
     /// Finds the gateway's filter (adding one when `body` creates it).
     mutating func withReading(gateway: Int32, _ body: (inout RSSIFilter?) -> Void) {
         if let position = readings.firstIndex(where: { $0.gateway == gateway }) {

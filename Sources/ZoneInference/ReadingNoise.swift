@@ -8,18 +8,18 @@ import BeaconModel
 /// offset from the mean level, and of missing an advertisement at a given margin below sensitivity. The noise is the
 /// simulator's: per-packet Gaussian noise plus slow fading (as variance), the deep-fade mixture, packet loss and
 /// sensitivity, and for walking carriers the body loss as a mixture over the angle between heading and gateway.
-struct PositionOracleNoise: Sendable {
+package struct ReadingNoise: Sendable {
     /// log P(heard with RSSI k) for k − mean = `lower` + i·`step`.
-    let heard: [Float]
+    package let heard: [Float]
     /// log P(not heard) for sensitivity − mean = `lower` + i·`step`.
-    let missed: [Float]
-    static let lower = -120.0
-    static let upper = 80.0
-    static let step = 0.1
+    package let missed: [Float]
+    package static let lower = -120.0
+    package static let upper = 80.0
+    package static let step = 0.1
 
     /// `extraVariance` is model error the filter should expect (dB²): the cell's extent for the exact map, and the
     /// shadowing, gain and tag-power spreads for the nominal model. `walking`: the carrier's body may be in the way.
-    init(radio: RadioSettings, extraVariance: Double, walking: Bool) {
+    package init(radio: RadioSettings, extraVariance: Double, walking: Bool) {
         // Rounding to integer dBm alone is a variance of 1/12; a floor keeps a noiseless radio's likelihood finite.
         let sigma = max(
             (radio.noiseSigma * radio.noiseSigma + radio.fadingSigma * radio.fadingSigma + extraVariance)
@@ -60,9 +60,21 @@ struct PositionOracleNoise: Sendable {
         self.missed = missed
     }
 
+    /// Mean of a heard reading's offset from the mean level (negative: fades and bodies take signal away), dB.
+    package var meanOffset: Float {
+        var total = 0.0
+        var weighted = 0.0
+        for (i, value) in heard.enumerated() {
+            let p = exp(Double(value))
+            total += p
+            weighted += p * (Self.lower + Double(i) * Self.step)
+        }
+        return total > 0 ? Float(weighted / total) : 0
+    }
+
     /// Index into the tables for an offset in dB (clamped to the tabulated range).
     @inline(__always)
-    static func index(_ offset: Float) -> Int {
+    package static func index(_ offset: Float) -> Int {
         let position = (offset - Float(lower)) / Float(step)
         return Int(min(max(position, 0), Float((upper - lower) / step)).rounded())
     }

@@ -1,31 +1,32 @@
 import BeaconModel
 
-/// The oracle's floor plan: square cells over the venue's bounds plus a margin outside (where walkers go when they
+/// A floor plan for position filters (the hub's `position` method and the simulator's oracle): square cells over the venue's bounds plus a margin outside (where walkers go when they
 /// leave), each cell's zone (the zone containing its centre, or none), and per cell the cells one tick of walking can
 /// reach: without crossing a wall, and from one zone (or "no zone") into another only through a door between them, as
 /// the simulator's walkers do. Open-plan venues have no walls between zones, so the doors alone keep the walk honest.
-struct PositionOracleGrid: Sendable {
-    let origin: Point
-    let cellSize: Double
-    let columns: Int
-    let rows: Int
+package struct FloorGrid: Sendable {
+    package let origin: Point
+    package let cellSize: Double
+    package let columns: Int
+    package let rows: Int
     /// Zone index of each cell; `zoneCount` for "no zone".
-    let zoneOfCell: [Int32]
-    let zoneCount: Int
+    package let zoneOfCell: [Int32]
+    package let zoneCount: Int
     /// Neighbours of cell `c` are `neighbours[neighbourStart[c] ..< neighbourStart[c + 1]]` (itself excluded).
-    let neighbourStart: [Int32]
-    let neighbours: [Int32]
+    package let neighbourStart: [Int32]
+    package let neighbours: [Int32]
     /// How many neighbours a cell in open floor has: blocked moves stay put, so the motion is symmetric.
-    let fullNeighbourCount: Int
+    package let fullNeighbourCount: Int
 
     /// Metres of floor kept around the venue: the point walkers leave to is 8 m beyond the entrance.
-    static let margin = 10.0
+    package static let margin = 10.0
     /// Cells beyond this many at 0.5 m make the cells 1 m (large venues, to keep run time linear in area).
-    static let fineCellLimit = 40_000
+    package static let fineCellLimit = 40_000
 
-    var count: Int { columns * rows }
+    package var count: Int { columns * rows }
 
-    init(venue: Venue, reach: Double) {
+    /// `cellSide` nil: 0.5 m cells, or 1 m when that would make more than `fineCellLimit` cells.
+    package init(venue: Venue, reach: Double, cellSide: Double? = nil) {
         let points =
             venue.zones.flatMap(\.shape.vertices) + venue.gateways.map(\.position)
             + venue.walls.flatMap { [$0.from, $0.to] }
@@ -34,7 +35,7 @@ struct PositionOracleGrid: Sendable {
         let maxX = (points.map(\.x).max() ?? 1).rounded(.up) + Self.margin
         let maxY = (points.map(\.y).max() ?? 1).rounded(.up) + Self.margin
         let fine = (maxX - minX) * (maxY - minY) / 0.25 <= Double(Self.fineCellLimit)
-        cellSize = fine ? 0.5 : 1.0
+        cellSize = cellSide ?? (fine ? 0.5 : 1.0)
         origin = Point(minX, minY)
         columns = Int(((maxX - minX) / cellSize).rounded(.up))
         rows = Int(((maxY - minY) / cellSize).rounded(.up))
@@ -107,7 +108,7 @@ struct PositionOracleGrid: Sendable {
     }
 
     /// The centre of cell `index`.
-    func centre(_ index: Int) -> Point {
+    package func centre(_ index: Int) -> Point {
         Point(
             origin.x + (Double(index % columns) + 0.5) * cellSize, origin.y + (Double(index / columns) + 0.5) * cellSize
         )

@@ -1,0 +1,240 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One tag's belief over the floor grid for the `position` method, kept sparse (the cells with mass, at most
+/// `maxCells`), and its power offset: what its readings say it sends beyond its advertised (or assumed) power.
+struct PositionBelief: Sendable {
+    var cells: [Int32] = []
+    var mass: [Float] = []
+    /// dB added to the tag's power: for a tag that advertises none, the candidate offset its readings favour.
+    var offset: Float = 0
+    /// Per candidate offset (`ZoneEngine.candidateOffsets`), the evidence of the readings so far, fading with time;
+    /// empty for tags that advertise their power.
+    var offsetEvidence: [Double] = []
+    /// Weighted mean position of the belief, and the radius that holds its spread (√ of the summed variances).
+    var x: Float = 0
+    var y: Float = 0
+    var radius: Float = 0
+
+    var isEmpty: Bool { cells.isEmpty }
+    /// Readings expected less than this far above sensitivity teach the map nothing.
+    static let learningMarginDB: Float = 15
+
+    /// Every cell where a tag may first be heard, alike.
+    mutating func spread(over start: [Int32]) {
+        cells = start
+        mass = [Float](repeating: 1 / Float(max(start.count, 1)), count: start.count)
+    }
+
+    /// Gives `share` of the probability to `candidates` evenly, the rest staying as it was: a wrong belief recovers
+    /// when readings favour cells it had lost.
+    mutating func mix(_ candidates: ArraySlice<Int32>, share: Float, scratch: inout PositionScratch) {
+        guard !candidates.isEmpty, share > 0 else { return }
+        let each = share / Float(candidates.count)
+        for k in mass.indices {
+            mass[k] *= 1 - share
+            scratch.slot[Int(cells[k])] = Int32(k)
+        }
+        for cell in candidates {
+            let k = scratch.slot[Int(cell)]
+            if k >= 0 {
+                mass[Int(k)] += each
+            } else {
+                cells.append(cell)
+                mass.append(each)
+            }
+        }
+        for cell in cells { scratch.slot[Int(cell)] = -1 }
+    }
+
+    /// `ticks` ticks of walking: each cell keeps `stay` of its probability and spreads the rest evenly over the cells
+    /// within reach (into another zone only through a door); a move that a wall blocks stays put.
+    mutating func diffuse(ticks: Int, stay: Float, grid: FloorGrid, scratch: inout PositionScratch) {
+        let move = (1 - stay) / Float(grid.fullNeighbourCount)
+        for _ in 0..<ticks {
+            scratch.list.removeAll(keepingCapacity: true)
+            scratch.dense.withUnsafeMutableBufferPointer { dense in
+                grid.neighbourStart.withUnsafeBufferPointer { start in
+                    grid.neighbours.withUnsafeBufferPointer { neighbours in
+                        for (k, cell) in cells.enumerated() {
+                            let c = Int(cell)
+                            let m = mass[k]
+                            let moved = m * move
+                            var left = m
+                            if moved > 0 {
+                                for n in Int(start[c])..<Int(start[c + 1]) {
+                                    let target = Int(neighbours[n])
+                                    if dense[target] == 0 { scratch.list.append(neighbours[n]) }
+                                    dense[target] += moved
+                                    left -= moved
+                                }
+                            }
+                            if left > 0 {
+                                if dense[c] == 0 { scratch.list.append(cell) }
+                                dense[c] += left
+                            }
+                        }
+                    }
+                }
+                cells.removeAll(keepingCapacity: true)
+                mass.removeAll(keepingCapacity: true)
+                for cell in scratch.list {
+                    cells.append(cell)
+                    mass.append(dense[Int(cell)])
+                    dense[Int(cell)] = 0
+                }
+            }
+        }
+    }
+
+    /// Weighs the belief by the readings of one update: each reading's likelihood at each cell, and for every gateway
+    /// that should hear the tag there, the adverts it missed (`expected` adverts each, minus those it heard).
+    /// Returns the log of the readings' (tempered) likelihood under the belief — the evidence for the map — or nil when
+    /// no cell explains the readings (the caller starts the belief again).
+    mutating func observe(
+        readings: [PendingReading], expected: Float, power: Float, weight: Float, map: PositionMap,
+        scratch: inout PositionScratch
+    ) -> Double? {
+        let best = logLikelihoods(
+            readings: readings, expected: expected, power: power + offset, map: map, scratch: &scratch)
+        var total: Float = 0
+        for k in mass.indices {
+            mass[k] *= exp(weight * (scratch.likelihood[k] - best))
+            total += mass[k]
+        }
+        guard total > 0, total.isFinite else { return nil }
+        for k in mass.indices { mass[k] /= total }
+        return Double(log(total)) + Double(weight * best)
+    }
+
+    /// The evidence the readings give a tag power of `power` (offset included) under the belief as it stands, without
+    /// changing it.
+    func evidence(
+        readings: [PendingReading], expected: Float, power: Float, weight: Float, map: PositionMap,
+        scratch: inout PositionScratch
+    ) -> Double {
+        let best = logLikelihoods(readings: readings, expected: expected, power: power, map: map, scratch: &scratch)
+        var total: Float = 0
+        for k in mass.indices { total += mass[k] * exp(weight * (scratch.likelihood[k] - best)) }
+        return Double(log(max(total, .leastNormalMagnitude))) + Double(weight * best)
+    }
+
+    /// Each cell's log-likelihood of the readings into `scratch.likelihood`, for a tag of `tagPower`; returns the
+    /// largest.
+    func logLikelihoods(
+        readings: [PendingReading], expected: Float, power tagPower: Float, map: PositionMap,
+        scratch: inout PositionScratch
+    ) -> Float {
+        let count = map.grid.count
+        let noise = map.noise
+        let sensitivity = map.sensitivity
+        // How many adverts each gateway heard this update (reset below).
+        for reading in readings { scratch.heardCount[Int(reading.gateway)] += 1 }
+        scratch.likelihood.removeAll(keepingCapacity: true)
+        var best = -Float.infinity
+        let tiles = map.tileCount
+        map.level.withUnsafeBufferPointer { level in
+            map.correction.withUnsafeBufferPointer { correction in
+                map.tileOfCell.withUnsafeBufferPointer { tileOfCell in
+                    noise.heard.withUnsafeBufferPointer { heard in
+                        noise.missed.withUnsafeBufferPointer { missed in
+                            map.audibleStart.withUnsafeBufferPointer { audibleStart in
+                                map.audible.withUnsafeBufferPointer { audible in
+                                    for cell in cells {
+                                        let c = Int(cell)
+                                        let tile = Int(tileOfCell[c])
+                                        var value: Float = 0
+                                        for a in Int(audibleStart[c])..<Int(audibleStart[c + 1]) {
+                                            let g = Int(audible[a])
+                                            let misses = expected - scratch.heardCount[g]
+                                            guard misses > 0 else { continue }
+                                            let mean = level[g * count + c] + correction[g * tiles + tile] + tagPower
+                                            value += misses * missed[ReadingNoise.index(sensitivity - mean)]
+                                        }
+                                        for reading in readings {
+                                            let g = Int(reading.gateway)
+                                            let mean = level[g * count + c] + correction[g * tiles + tile] + tagPower
+                                            value += heard[ReadingNoise.index(Float(reading.rssi) - mean)]
+                                        }
+                                        scratch.likelihood.append(value)
+                                        best = max(best, value)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for reading in readings { scratch.heardCount[Int(reading.gateway)] = 0 }
+        return best
+    }
+
+    /// Drops cells below `floor` and keeps at most `limit` (the likeliest), renormalising.
+    mutating func prune(floor: Float, limit: Int, scratch: inout PositionScratch) {
+        var threshold = floor
+        if mass.count > limit {
+            scratch.sorted.removeAll(keepingCapacity: true)
+            scratch.sorted.append(contentsOf: mass)
+            scratch.sorted.sort(by: >)
+            threshold = max(threshold, scratch.sorted[limit - 1])
+        }
+        var kept = 0
+        var total: Float = 0
+        for k in mass.indices where mass[k] >= threshold && kept < limit {
+            cells[kept] = cells[k]
+            mass[kept] = mass[k]
+            total += mass[k]
+            kept += 1
+        }
+        cells.removeLast(cells.count - kept)
+        mass.removeLast(mass.count - kept)
+        if total > 0 { for k in mass.indices { mass[k] /= total } }
+    }
+
+    /// What the readings say the map misses, for a belief held with confidence: per reading, the mean residual over
+    /// the belief against the uncorrected level (less the noise's own mean), and the tile of the likeliest cell.
+    func residuals(
+        readings: [PendingReading], power: Float, bias: Float, map: PositionMap, into body: (Int, Int, Float) -> Void
+    ) {
+        guard let top = mass.indices.max(by: { mass[$0] < mass[$1] }) else { return }
+        let count = map.grid.count
+        let tile = Int(map.tileOfCell[Int(cells[top])])
+        for reading in readings {
+            let g = Int(reading.gateway)
+            // Weak links are heard only when they fade up: their readings overstate the level.
+            let expected = map.level[g * count + Int(cells[top])] + power + offset
+            guard expected >= map.sensitivity + Self.learningMarginDB else { continue }
+            var residual: Float = 0
+            for (k, cell) in cells.enumerated() {
+                residual += mass[k] * (Float(reading.rssi) - map.level[g * count + Int(cell)] - power - offset)
+            }
+            body(g, tile, min(max(residual - bias, -20), 20))
+        }
+    }
+
+    /// Probability per zone (last: no zone), into `masses`; and the belief's mean position and spread.
+    mutating func summarise(grid: FloorGrid, masses: inout [Double]) {
+        for index in masses.indices { masses[index] = 0 }
+        var sx: Float = 0
+        var sy: Float = 0
+        var sxx: Float = 0
+        var syy: Float = 0
+        for (k, cell) in cells.enumerated() {
+            let m = mass[k]
+            masses[Int(grid.zoneOfCell[Int(cell)])] += Double(m)
+            let centre = grid.centre(Int(cell))
+            let (px, py) = (Float(centre.x), Float(centre.y))
+            sx += m * px
+            sy += m * py
+            sxx += m * px * px
+            syy += m * py * py
+        }
+        x = sx
+        y = sy
+        radius = max(sxx - sx * sx + syy - sy * sy, 0).squareRoot()
+    }
+}

@@ -1,0 +1,135 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the `position` method knows of the venue's radio, shared by every tag: the floor grid (walking only through
+/// doors, never through walls), each gateway's expected level at each cell for a tag of 0 dBm at 1 m (the path-loss law
+/// and the walls' losses, plus what a calibration or the online fit learned), the gateways worth listening for at each
+/// cell, and the noise tables.
+struct PositionMap: Sendable {
+    let grid: FloorGrid
+    /// Expected level of gateway `g` at cell `c` for a tag of 0 dBm at 1 m: `level[g * grid.count + c]`.
+    var level: [Float]
+    let gatewayCount: Int
+    let sensitivity: Float
+    let noise: ReadingNoise
+    /// Per cell, the gateways that should hear a tag of the reference power there at least now and then: their silence
+    /// is evidence. Cell `c`'s are `audible[audibleStart[c] ..< audibleStart[c + 1]]`.
+    let audibleStart: [Int32]
+    let audible: [Int32]
+    /// Cells inside some zone or just outside an entrance: where a tag first heard may be.
+    let startCells: [Int32]
+    /// Per gateway, the cells it reaches, loudest first, and their levels: where a tag heard loudly by it may be.
+    let loudestCells: [[Int32]]
+    let loudestLevels: [[Float]]
+
+    /// Levels this far below sensitivity still count a gateway as one that may hear (a tag 10 dB above the reference).
+    static let audibleMargin: Float = 10
+
+    /// The path-loss exponent this map assumes.
+    let exponent: Double
+    /// Square tiles of `tileMetres` over the grid: what the map learns is per gateway and tile. `tileOfCell[c]`,
+    /// and the learned correction of gateway `g` in tile `t`, dB: `correction[g * tileCount + t]`.
+    let tileOfCell: [Int32]
+    let tileCount: Int
+    var correction: [Float]
+    static let tileMetres = 3.0
+
+    /// `exponent` overrides the settings' `pathLossExponent`; `grid` is shared by the maps of one venue.
+    init(venue: Venue, settings: InferenceSettings, grid: FloorGrid, exponent: Double) {
+        var settings = settings
+        settings.pathLossExponent = exponent
+        self.exponent = exponent
+        self.grid = grid
+        let count = grid.count
+        gatewayCount = venue.gateways.count
+        sensitivity = Float(settings.sensitivity)
+        var level = [Float](repeating: -200, count: venue.gateways.count * count)
+        // The walls the hub knows are the venue file's; their loss is the material's published middle, not any
+        // `attenuation` the file gives (that is the simulator's truth; the fit learns the rest).
+        let walls = venue.walls.map { (segment: $0.segment, loss: $0.material.defaultAttenuation) }
+        let reachMetres = Self.reach(settings: settings)
+        for (g, gateway) in venue.gateways.enumerated() {
+            let near = walls.filter { $0.segment.distance(to: gateway.position) <= reachMetres }
+            for c in 0..<count {
+                let point = grid.centre(c)
+                let dx = point.x - gateway.position.x
+                let dy = point.y - gateway.position.y
+                guard dx * dx + dy * dy <= reachMetres * reachMetres else { continue }
+                let dz = gateway.height - 1.2
+                let distance = max(0.5, (dx * dx + dy * dy + dz * dz).squareRoot())
+                var value = -10 * settings.pathLossExponent * log10(distance)
+                let path = Segment(point, gateway.position)
+                for wall in near where Self.boxesMeet(path, wall.segment) && path.intersects(wall.segment) {
+                    value -= wall.loss
+                }
+                level[g * count + c] = Float(value)
+            }
+        }
+        self.level = level
+        let extra = settings.modelSigmaDB * settings.modelSigmaDB
+        var radio = RadioSettings()
+        radio.sensitivity = settings.sensitivity
+        radio.bodyLossDB = settings.bodyLossDB
+        noise = ReadingNoise(radio: radio, extraVariance: extra, walking: true)
+        var start: [Int32] = [0]
+        var list: [Int32] = []
+        let floor = Float(settings.sensitivity) - Self.audibleMargin - Float(settings.referencePower)
+        for c in 0..<count {
+            for g in 0..<venue.gateways.count where level[g * count + c] >= floor { list.append(Int32(g)) }
+            start.append(Int32(list.count))
+        }
+        audibleStart = start
+        audible = list
+        var cells: [Int32] = []
+        for c in 0..<count where grid.zoneOfCell[c] != Int32(grid.zoneCount) { cells.append(Int32(c)) }
+        startCells = cells
+        let tileColumns = Int((Double(grid.columns) * grid.cellSize / Self.tileMetres).rounded(.up))
+        let tileRows = Int((Double(grid.rows) * grid.cellSize / Self.tileMetres).rounded(.up))
+        tileOfCell = (0..<count).map { c in
+            let column = Int(Double(c % grid.columns) * grid.cellSize / Self.tileMetres)
+            let row = Int(Double(c / grid.columns) * grid.cellSize / Self.tileMetres)
+            return Int32(row * tileColumns + column)
+        }
+        tileCount = tileColumns * tileRows
+        correction = [Float](repeating: 0, count: venue.gateways.count * tileCount)
+        var loudestCells: [[Int32]] = []
+        var loudestLevels: [[Float]] = []
+        for g in 0..<venue.gateways.count {
+            let reached = (0..<count).filter { level[g * count + $0] > -200 }.sorted {
+                level[g * count + $0] > level[g * count + $1]
+            }
+            loudestCells.append(reached.map(Int32.init))
+            loudestLevels.append(reached.map { level[g * count + $0] })
+        }
+        self.loudestCells = loudestCells
+        self.loudestLevels = loudestLevels
+    }
+
+    /// The cells where gateway `g` would read at least `level` from a tag of power 0 dBm.
+    func cells(of g: Int, atLeast level: Float) -> ArraySlice<Int32> {
+        let levels = loudestLevels[g]
+        var low = 0
+        var high = levels.count
+        while low < high {
+            let middle = (low + high) / 2
+            if levels[middle] >= level { low = middle + 1 } else { high = middle }
+        }
+        return loudestCells[g][..<low]
+    }
+
+    /// How far from a gateway levels are worth tabulating: where a tag 10 dB above the reference fades below
+    /// sensitivity in free space (walls only make it shorter).
+    static func reach(settings: InferenceSettings) -> Double {
+        let budget = settings.referencePower + 10 - settings.sensitivity
+        return min(pow(10, budget / (10 * settings.pathLossExponent)), 200)
+    }
+
+    @inline(__always)
+    static func boxesMeet(_ a: Segment, _ b: Segment) -> Bool {
+        max(a.a.x, a.b.x) >= min(b.a.x, b.b.x) && min(a.a.x, a.b.x) <= max(b.a.x, b.b.x)
+            && max(a.a.y, a.b.y) >= min(b.a.y, b.b.y) && min(a.a.y, a.b.y) <= max(b.a.y, b.b.y)
+    }
+}

@@ -1,0 +1,33 @@
+import BeaconModel
+
+/// The `position` method's engine-wide state: one value, so the engine stays a handful of fields.
+struct PositionState: Sendable {
+    /// One map per candidate exponent (one without `learnsExponent`), and the one in use.
+    var maps: [PositionMap] = []
+    var choice = 0
+    /// Each candidate map's evidence from the probe tags, and how many tags probe.
+    var evidence: [Double] = []
+    var probeTracks = 0
+    var scratch = PositionScratch(cells: 0, gateways: 0, states: 0)
+    /// The noise model's mean residual: what fades and bodies take off a reading on average.
+    var noiseBias: Float = 0
+    /// Residual sums and counts per (gateway, tile) of confident tags, and when the map last took them.
+    var mapSums: [Float] = []
+    var mapWeights: [Float] = []
+    var mapRefreshedAt = -Double.infinity
+
+    init() {}
+
+    /// The maps of every candidate exponent for `venue`, and their buffers.
+    init(venue: Venue, model: VenueModel, settings: InferenceSettings) {
+        let (maps, choice) = ZoneEngine.positionMaps(venue: venue, settings: settings)
+        self.maps = maps
+        self.choice = choice
+        evidence = [Double](repeating: 0, count: maps.count)
+        mapSums = [Float](repeating: 0, count: maps[0].correction.count)
+        mapWeights = mapSums
+        scratch = PositionScratch(
+            cells: maps[0].grid.count, gateways: model.gateways.count, states: model.zones.count + 1)
+        noiseBias = maps[0].noise.meanOffset
+    }
+}

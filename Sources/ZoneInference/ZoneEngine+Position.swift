@@ -1,0 +1,216 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension ZoneEngine {
+    /// Longest walk simulated across a silence, in ticks: beyond it the belief is spread anyway.
+    static let maxDiffusionTicks = 40
+    /// Cells below this probability are dropped.
+    static let positionFloor: Float = 1e-6
+    /// Share of each update's probability reseeded near the loudest gateway, and how far below its reading a cell's
+    /// expected level may be to get some.
+    static let reseedShare: Float = 0.02
+    static let reseedMarginDB: Float = 10
+    /// The path-loss exponents the engine weighs against each other (indoor BLE: 1.6 in corridors to 3.5 through
+    /// furniture and people).
+    static let candidateExponents = [1.8, 2.2, 2.6, 3.0, 3.4]
+    /// How much more evidence (nats, summed over the probe tags' updates) another exponent needs before the engine
+    /// switches to it, and how fast old evidence fades (seconds).
+    static let switchMargin = 20.0
+    static let evidenceMemorySeconds = 1800.0
+
+    /// The maps of every candidate exponent over one grid, and the one to start from: nearest `pathLossExponent`.
+    static func positionMaps(venue: Venue, settings: InferenceSettings) -> (maps: [PositionMap], choice: Int) {
+        let grid = FloorGrid(
+            venue: venue, reach: settings.maxWalkingSpeed * settings.tickSeconds, cellSide: settings.cellMetres)
+        let exponents = settings.learnsExponent ? candidateExponents : [settings.pathLossExponent]
+        let maps = exponents.map { PositionMap(venue: venue, settings: settings, grid: grid, exponent: $0) }
+        var choice = 0
+        for (k, exponent) in exponents.enumerated()
+        where abs(exponent - settings.pathLossExponent) < abs(exponents[choice] - settings.pathLossExponent) {
+            choice = k
+        }
+        return (maps, choice)
+    }
+
+    /// The `position` update of one tag: walk its belief for the time since its last update, weigh it by the readings
+    /// since, learn its power offset; the leading state, its probability and the reported state's probability. A probe
+    /// tag also runs a belief per candidate exponent, whose evidence chooses the map every tag uses.
+    mutating func updatePosition(_ index: Int, dt: Double) -> (leader: Int, probability: Double, reported: Double)? {
+        guard !position.maps.isEmpty else { return nil }
+        var track = tracks[index]
+        tracks[index].pending = []
+        tracks[index].belief = PositionBelief()
+        tracks[index].probes = []
+        let readings = track.pending
+        track.pending.removeAll(keepingCapacity: true)
+        defer { tracks[index] = track }
+        guard !readings.isEmpty else { return nil }
+        if track.probes.isEmpty && track.txPower != nil && position.probeTracks < settings.probeTags
+            && position.maps.count > 1
+        {
+            position.probeTracks += 1
+            track.probes = [PositionBelief](repeating: PositionBelief(), count: position.maps.count)
+        }
+        if !track.probes.isEmpty {
+            let decay = exp(-dt / Self.evidenceMemorySeconds)
+            for k in track.probes.indices {
+                let evidence = advance(
+                    &track.probes[k], track: track, readings: readings, dt: dt, map: position.maps[k])
+                position.evidence[k] = position.evidence[k] * decay + evidence
+            }
+            var best = position.choice
+            for k in position.evidence.indices where position.evidence[k] > position.evidence[best] { best = k }
+            if position.evidence[best] - position.evidence[position.choice] > Self.switchMargin {
+                // What was learned is relative to the old map's levels: start again.
+                position.maps[position.choice].correction = position.maps[best].correction
+                position.choice = best
+                for k in position.mapSums.indices {
+                    position.mapSums[k] = 0
+                    position.mapWeights[k] = 0
+                }
+            }
+            track.belief = track.probes[position.choice]
+        } else {
+            _ = advance(&track.belief, track: track, readings: readings, dt: dt, map: position.maps[position.choice])
+        }
+        track.belief.summarise(grid: position.maps[position.choice].grid, masses: &position.scratch.masses)
+        let masses = position.scratch.masses
+        var best = 0
+        for state in masses.indices where masses[state] > masses[best] { best = state }
+        if settings.learnsMap && track.belief.radius <= Self.learningRadius && masses[best] >= Self.learningConfidence {
+            learn(from: track, readings: readings)
+        }
+        return (best, masses[best], masses[track.state])
+    }
+
+    /// Only beliefs this tight (metres) and this sure of their zone teach the map.
+    static let learningRadius: Float = 2
+    static let learningConfidence = 0.9
+    /// How many readings' worth of prior hold a gateway's correction at 0, and a tile's at the gateway's.
+    static let gatewayPrior: Float = 50
+    static let tilePrior: Float = 100
+    /// The map's corrections are recomputed this often (seconds of sighting time); old readings fade over an hour.
+    static let mapRefreshSeconds = 10.0
+    static let mapMemorySeconds = 3600.0
+
+    /// Adds a confident tag's residuals to the map's sums, and refreshes the corrections when due.
+    private mutating func learn(from track: TagTrack, readings: [PendingReading]) {
+        let map = position.maps[position.choice]
+        let tiles = map.tileCount
+        track.belief.residuals(
+            readings: readings, power: Float(track.txPower ?? model.referencePower), bias: position.noiseBias, map: map
+        ) { gateway, tile, residual in
+            position.mapSums[gateway * tiles + tile] += residual
+            position.mapWeights[gateway * tiles + tile] += 1
+        }
+        guard lastTick >= position.mapRefreshedAt + Self.mapRefreshSeconds else { return }
+        let decay = Float(exp(-(lastTick - position.mapRefreshedAt) / Self.mapMemorySeconds))
+        position.mapRefreshedAt = lastTick
+        var correction = position.maps[position.choice].correction
+        for g in 0..<map.gatewayCount {
+            var sum: Float = 0
+            var weight: Float = 0
+            for t in 0..<tiles {
+                sum += position.mapSums[g * tiles + t]
+                weight += position.mapWeights[g * tiles + t]
+            }
+            let gateway = sum / (weight + Self.gatewayPrior)
+            for t in 0..<tiles {
+                let k = g * tiles + t
+                correction[k] =
+                    gateway + (position.mapSums[k] - position.mapWeights[k] * gateway)
+                    / (position.mapWeights[k] + Self.tilePrior)
+                position.mapSums[k] *= decay
+                position.mapWeights[k] *= decay
+            }
+        }
+        position.maps[position.choice].correction = correction
+    }
+
+    /// Power offsets weighed for a tag that advertises no power, dB from `referencePower` (tags of unknown power
+    /// read anywhere from 10 dB below it to 30 above: the recorded flat's reads 17 above).
+    static let candidateOffsets: [Float] = [-10, -5, 0, 5, 10, 15, 20, 25, 30]
+
+    /// Weighs every candidate offset by the evidence of the readings under the belief as predicted, and sets the
+    /// belief's offset to the favoured one (interpolated between neighbours).
+    private mutating func chooseOffset(
+        _ belief: inout PositionBelief, readings: [PendingReading], expected: Float, power: Float, dt: Double,
+        map: PositionMap
+    ) {
+        let offsets = Self.candidateOffsets
+        if belief.offsetEvidence.count != offsets.count {
+            belief.offsetEvidence = [Double](repeating: 0, count: offsets.count)
+        }
+        let decay = exp(-dt / settings.offsetSeconds)
+        for k in offsets.indices {
+            let value = belief.evidence(
+                readings: readings, expected: expected, power: power + offsets[k],
+                weight: Float(settings.readingWeight), map: map, scratch: &position.scratch)
+            belief.offsetEvidence[k] = belief.offsetEvidence[k] * decay + value
+        }
+        let scores = belief.offsetEvidence
+        var best = 0
+        for k in scores.indices where scores[k] > scores[best] { best = k }
+        var offset = offsets[best]
+        if best > 0 && best < offsets.count - 1 {
+            // The vertex of the parabola through the best score and its neighbours.
+            let (left, middle, right) = (scores[best - 1], scores[best], scores[best + 1])
+            let curvature = left - 2 * middle + right
+            if curvature < 0 {
+                let shift = 0.5 * (left - right) / curvature
+                offset += Float(min(max(shift, -0.5), 0.5)) * (offsets[best + 1] - offsets[best])
+            }
+        }
+        belief.offset = offset
+    }
+
+    /// One belief's update under one map; the evidence of the readings (0 when the belief had to start again).
+    private mutating func advance(
+        _ belief: inout PositionBelief, track: TagTrack, readings: [PendingReading], dt: Double, map: PositionMap
+    ) -> Double {
+        let tick = settings.tickSeconds
+        let power = Float(track.txPower ?? model.referencePower)
+        let interval = track.linkInterval > 0 ? track.linkInterval : max(track.interval, 1)
+        let expected = Float(min(belief.isEmpty ? tick : dt, 5) / max(interval, 0.02))
+        let weight = Float(settings.readingWeight)
+        if belief.isEmpty {
+            belief.spread(over: map.startCells)
+        } else {
+            let ticks = min(max(Int((dt / tick).rounded()), 1), Self.maxDiffusionTicks)
+            belief.diffuse(ticks: ticks, stay: Float(settings.stayShare), grid: map.grid, scratch: &position.scratch)
+        }
+        // A little probability goes where the loudest reading says the tag may be (within `reseedMarginDB` of the
+        // level there), so that a belief gone wrong recovers.
+        var loudest = readings[0]
+        for reading in readings where reading.rssi > loudest.rssi { loudest = reading }
+        let candidates = map.cells(
+            of: Int(loudest.gateway), atLeast: Float(loudest.rssi) - power - belief.offset - Self.reseedMarginDB)
+        belief.mix(candidates, share: Self.reseedShare, scratch: &position.scratch)
+        if track.txPower == nil {
+            chooseOffset(&belief, readings: readings, expected: expected, power: power, dt: dt, map: map)
+        }
+        var evidence = 0.0
+        if let value = belief.observe(
+            readings: readings, expected: expected, power: power, weight: weight, map: map, scratch: &position.scratch)
+        {
+            evidence = value
+        } else {
+            // No cell explains the readings: start again from everywhere a tag may be.
+            belief.spread(over: map.startCells)
+            _ = belief.observe(
+                readings: readings, expected: expected, power: power, weight: weight, map: map,
+                scratch: &position.scratch)
+        }
+        belief.prune(floor: Self.positionFloor, limit: Int(settings.maxCells), scratch: &position.scratch)
+        return evidence
+    }
+}
+
+extension ZoneEngine {
+    /// `position`: the path-loss exponent of the map in use (the one the probe tags' readings favour); nil for other
+    /// methods.
+    public var positionExponent: Double? { position.maps.isEmpty ? nil : position.maps[position.choice].exponent }
+}

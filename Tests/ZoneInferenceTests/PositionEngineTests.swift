@@ -1,0 +1,155 @@
+import BeaconModel
+import Testing
+
+@testable import ZoneInference
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `position` method: its floor grid, its observation model and its choices, against exact answers on the test
+/// venue (three 20 × 8 m rooms a — b — c in a row, an entrance into a) and on the recorded flat.
+@Suite struct PositionEngineTests {
+    static var settings: InferenceSettings {
+        var settings = InferenceSettings()
+        settings.method = .position
+        return settings
+    }
+
+    /// Walking only through doors: probability that starts in room a reaches c only by way of b, and leaves the
+    /// building only through a's entrance.
+    @Test func probabilityWalksThroughDoorsOnly() throws {
+        let venue = try TestVenue.venue()
+        let map = try #require(
+            PositionState(
+                venue: venue, model: VenueModel(venue: venue, settings: Self.settings),
+                settings: Self.settings
+            ).maps.first)
+        let grid = map.grid
+        let start = try #require((0..<grid.count).first { grid.centre($0).distance(to: Point(5, 4)) < 0.75 })
+        var belief = PositionBelief()
+        belief.spread(over: [Int32(start)])
+        var scratch = PositionScratch(cells: grid.count, gateways: 3, states: 4)
+        var masses = [Double](repeating: 0, count: 4)
+        var firstInB: Int?
+        var firstInC: Int?
+        var firstOutside: Int?
+        for tick in 1...60 {
+            belief.diffuse(ticks: 1, stay: 0.3, grid: grid, scratch: &scratch)
+            belief.summarise(grid: grid, masses: &masses)
+            if firstInB == nil && masses[1] > 0 { firstInB = tick }
+            if firstInC == nil && masses[2] > 0 { firstInC = tick }
+            if firstOutside == nil && masses[3] > 0 { firstOutside = tick }
+            #expect(abs(masses.reduce(0, +) - 1) < 1e-3)
+        }
+        // The door a–b is 15 m from the start, b–c another 20 m: at 1.25 m per tick, 12 and 28 ticks at least.
+        let b = try #require(firstInB)
+        let c = try #require(firstInC)
+        #expect(b >= 11 && c >= b + 15, "b after \(b) ticks, c after \(c)")
+        // Outside is reached through the entrance at (10, 0) only, 6.4 m away (5 ticks), never through a's other
+        // sides 4 m away; and c, which has no entrance, is not reached from outside first.
+        let outside = try #require(firstOutside)
+        #expect(outside >= 5, "outside after \(outside) ticks")
+    }
+
+    /// The likelihood of a reading is the noise model's at the cell's expected level: a cell where the gateway's
+    /// level matches the reading beats one 20 dB off, and a gateway that should hear the tag loudly but missed every
+    /// expected advert counts against the cell.
+    @Test func readingsAndMissesWeighCells() throws {
+        let venue = try TestVenue.venue()
+        let state = PositionState(
+            venue: venue, model: VenueModel(venue: venue, settings: Self.settings),
+            settings: Self.settings)
+        let map = state.maps[state.choice]
+        let grid = map.grid
+        let nearA = try #require((0..<grid.count).first { grid.centre($0).distance(to: Point(10, 5)) < 0.75 })
+        let nearB = try #require((0..<grid.count).first { grid.centre($0).distance(to: Point(30, 5)) < 0.75 })
+        var belief = PositionBelief()
+        belief.spread(over: [Int32(nearA), Int32(nearB)])
+        var scratch = state.scratch
+        let power: Float = -59
+        // gw-a (index 0) hears the tag as loud as at 1 m: near a it is expected; near b, 20 m away, it is not.
+        let expectedAtA = map.level[0 * grid.count + nearA] + power
+        let reading = PendingReading(gateway: 0, rssi: Int16(expectedAtA.rounded()))
+        _ = belief.logLikelihoods(readings: [reading], expected: 1, power: power, map: map, scratch: &scratch)
+        let (atA, atB) = (scratch.likelihood[0], scratch.likelihood[1])
+        #expect(atA > atB + 5, "log-likelihood near a \(atA), near b \(atB)")
+        // Heard by nobody: gw-b's silence (it should hear a tag next to it) makes b unlikely, a's silence a.
+        _ = belief.logLikelihoods(
+            readings: [PendingReading(gateway: 2, rssi: -90)], expected: 1, power: power, map: map,
+            scratch: &scratch)
+        let silentNearA = scratch.likelihood[0]
+        let silentNearB = scratch.likelihood[1]
+        #expect(silentNearA < -1 && silentNearB < -1)
+        // Exact: a missed advert costs log P(miss) at the cell's expected level, which is the noise table's entry.
+        var single = PositionBelief()
+        single.spread(over: [Int32(nearA)])
+        _ = single.logLikelihoods(readings: [], expected: 1, power: power, map: map, scratch: &scratch)
+        var sum: Float = 0
+        for a in Int(map.audibleStart[nearA])..<Int(map.audibleStart[nearA + 1]) {
+            let g = Int(map.audible[a])
+            sum += map.noise.missed[ReadingNoise.index(map.sensitivity - (map.level[g * grid.count + nearA] + power))]
+        }
+        #expect(abs(scratch.likelihood[0] - sum) < 1e-4)
+    }
+
+    /// Rooms walked in turn are entered in turn, each within seconds (the tag jumps 20 m at once here; walking
+    /// would take 8 s, the reseeding near the loudest gateway takes less).
+    @Test func walksThroughAdjacentRooms() throws {
+        var driver = Driver(engine: try TestVenue.engine(settings: Self.settings))
+        driver.stay(in: "a", from: 0, to: 30)
+        driver.stay(in: "b", from: 30, to: 60)
+        driver.stay(in: "c", from: 60, to: 90)
+        let enters = driver.events(.enter)
+        #expect(enters.map(\.zone) == ["a", "b", "c"])
+        #expect(enters.count == 3 && enters[1].t > 30 && enters[1].t <= 37 && enters[2].t > 60 && enters[2].t <= 67)
+        #expect(driver.events(.suspect).isEmpty)
+        let state = try #require(driver.engine.tagState(TestVenue.tag))
+        #expect(state.zone == "c")
+    }
+
+    /// The recorded flat's tag advertises no power and reads about 17 dB above −59 dBm: the offset its readings
+    /// favour is found, and the hub beats the strongest-gateway baseline by 5 points with fewer false changes.
+    @Test func beatsTheBaselineOnTheRecordedFlat() throws {
+        let venue = try RecordedFlatTests.venue()
+        let directory = TagDirectory(named: [(RecordedFlatTests.beacon, RecordedFlatTests.tag)], regions: [])
+        let test = try RecordedFlatTests.load("test_robot_df.csv", venue: venue)
+        let baseline = RecordedFlatTests.score(
+            ZoneEngine(venue: venue, settings: .strongestBaseline, directory: directory), on: test)
+        var engine = ZoneEngine(venue: venue, settings: Self.settings, directory: directory)
+        var events: [ZoneEvent] = []
+        for sighting in test.sightings { engine.ingest(sighting, events: &events) }
+        let index = try #require(engine.trackByTag[RecordedFlatTests.tag])
+        let offset = engine.tracks[index].belief.offset
+        #expect(offset > 10 && offset < 25, "offset \(offset) dB")
+        let hub = RecordedFlatTests.score(
+            ZoneEngine(venue: venue, settings: Self.settings, directory: directory), on: test)
+        print("flat-kolakowski test_robot, position: hub \(hub), baseline \(baseline)")
+        #expect(hub.accuracy >= baseline.accuracy + 0.05)
+        #expect(hub.falseTransitionsPerTagHour <= baseline.falseTransitionsPerTagHour)
+    }
+
+    /// Exponents are weighed by evidence: on readings made with n = 3, the engine leaves its start of 2.
+    @Test func theReadingsChooseThePathLossExponent() throws {
+        var driver = Driver(engine: try TestVenue.engine(settings: Self.settings))
+        #expect((driver.engine.positionExponent ?? 0) < 2.5)
+        // A tag walking slowly through a, b and c, its levels made with exponent 3 from each gateway.
+        let gateways: [(GatewayID, Point)] = [("gw-a", Point(10, 4)), ("gw-b", Point(30, 4)), ("gw-c", Point(50, 4))]
+        for second in 0..<1200 {
+            let x = 2 + 56 * (0.5 - 0.5 * cos(Double(second) / 1200 * 2 * Double.pi * 2))
+            let t = Double(second)
+            driver.advance(to: t)
+            for (gateway, position) in gateways {
+                let distance = max(((x - position.x) * (x - position.x) + 0.64 + 1).squareRoot(), 0.5)
+                let wobble = Double([0, 2, -1, 3, -2, 1, -3][second % 7])
+                let rssi = -59 - 30 * log10(distance) + wobble
+                guard rssi > -95 else { continue }
+                driver.engine.ingest(
+                    SightingLine(
+                        t: t, gateway: gateway, beacon: TestVenue.beacon, rssi: Int(rssi.rounded()), txPower: -59))
+            }
+        }
+        let exponent = try #require(driver.engine.positionExponent)
+        #expect(exponent >= 2.6, "chose \(exponent)")
+    }
+}
