@@ -73,8 +73,9 @@ struct EngineBench: ParsableCommand {
         var ratios: [Double] = []
         for round in 1...rounds {
             var rates: [InferenceSettings.Method: Double] = [:]
-            for method in [InferenceSettings.Method.strongest, .hmm] {
-                var settings = method == .hmm ? InferenceSettings() : .strongestBaseline
+            for method in [InferenceSettings.Method.strongest, .hmm, .position] {
+                var settings = method == .strongest ? .strongestBaseline : InferenceSettings()
+                settings.method = method
                 settings.boundaryLossDB = 6
                 var engine = ZoneEngine(
                     venue: venue, settings: settings, directory: TagDirectory(named: named, regions: []))
@@ -100,6 +101,11 @@ struct EngineBench: ParsableCommand {
                 format: "  best: hmm %.0f, strongest %.0f sightings/s; hmm / strongest: %.2f (rounds: %@)",
                 best[.hmm] ?? 0, best[.strongest] ?? 0, (best[.hmm] ?? 0) / (best[.strongest] ?? 1),
                 ratios.map { String(format: "%.2f", $0) }.joined(separator: ", ") as NSString))
+        print(
+            String(
+                format: "  best: position %.0f sightings/s; position / strongest: %.2f, position / hmm: %.2f",
+                best[.position] ?? 0, (best[.position] ?? 0) / (best[.strongest] ?? 1),
+                (best[.position] ?? 0) / (best[.hmm] ?? 1)))
     }
 
     /// Resident memory from /proc/self/statm (the engine's growth dwarfs what the allocator keeps back).
