@@ -34,6 +34,21 @@ public struct TagState: Sendable, Hashable, Codable {
         }
     }
 
+    /// Where on the floor plan the tag is estimated to be (`method: position`).
+    public struct Position: Sendable, Hashable, Codable {
+        /// The venue file's coordinates, metres.
+        public var x: Double
+        public var y: Double
+        /// Metres around (`x`, `y`) that hold the estimate's spread.
+        public var radius: Double
+
+        public init(x: Double, y: Double, radius: Double) {
+            self.x = x
+            self.y = y
+            self.radius = radius
+        }
+    }
+
     public var version: Int
     public var tag: TagID
     public var beacon: String
@@ -43,10 +58,12 @@ public struct TagState: Sendable, Hashable, Codable {
     public var confidence: Double
     public var lastSeen: Double?
     public var gateways: [GatewayReading]
+    /// The estimated position, while `inside` or `unknown` under `method: position`; absent otherwise.
+    public var position: Position?
 
     public init(
         tag: TagID, beacon: String, state: State, zone: ZoneID?, since: Double, confidence: Double,
-        lastSeen: Double?, gateways: [GatewayReading]
+        lastSeen: Double?, gateways: [GatewayReading], position: Position? = nil
     ) {
         self.version = ContractVersion.current
         self.tag = tag
@@ -57,10 +74,11 @@ public struct TagState: Sendable, Hashable, Codable {
         self.confidence = confidence
         self.lastSeen = lastSeen
         self.gateways = gateways
+        self.position = position
     }
 
     private enum CodingKeys: String, CodingKey {
-        case version, tag, beacon, state, zone, since, confidence, lastSeen, gateways
+        case version, tag, beacon, state, zone, since, confidence, lastSeen, gateways, position
     }
 
     /// Writes `zone` as an explicit `null` while `outside`: the contract lists it on every state (docs/mqtt.md).
@@ -75,6 +93,7 @@ public struct TagState: Sendable, Hashable, Codable {
         try container.encode(confidence, forKey: .confidence)
         try container.encodeIfPresent(lastSeen, forKey: .lastSeen)
         try container.encode(gateways, forKey: .gateways)
+        try container.encodeIfPresent(position, forKey: .position)
     }
 }
 

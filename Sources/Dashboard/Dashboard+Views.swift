@@ -95,6 +95,7 @@ struct TagView: Encodable {
     var lastSeen: Double?
     var proximity: String
     var gateways: [TagState.GatewayReading]
+    var position: TagState.Position?
 
     init(_ state: TagState) {
         tag = state.tag.rawValue
@@ -106,6 +107,7 @@ struct TagView: Encodable {
         lastSeen = state.lastSeen
         proximity = state.gateways.max { $0.rssi < $1.rssi }?.proximity.rawValue ?? "unknown"
         gateways = state.gateways
+        position = state.position
     }
 }
 

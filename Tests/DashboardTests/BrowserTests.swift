@@ -1,3 +1,4 @@
+import BeaconModel
 import BrokerTestSupport
 import Foundation
 import Testing
@@ -23,7 +24,9 @@ import Testing
         let fixture = try await DashboardFixture(historyStart: Date().timeIntervalSince1970 - 7200)
         defer { Task { await fixture.stop() } }
         try fixture.place("visitor-1", in: "entrance")
-        try fixture.place("visitor-2", in: "entrance", minor: 2)
+        // visitor-2 comes with the position engine's estimate: its dot goes there, on a disc of its uncertainty.
+        try fixture.place(
+            "visitor-2", in: "entrance", minor: 2, position: TagState.Position(x: 2.5, y: 6.25, radius: 1.5))
         try fixture.occupy("entrance", with: ["visitor-1", "visitor-2"])
 
         let driver = try await WebDriver.start()
@@ -52,6 +55,14 @@ import Testing
             """
         let before = try await driver.poll(dot) { ($0 as? [String])?.first == "entrance" } as? [String]
         #expect(before?.first == "entrance", "dot: \(String(describing: before))")
+        let estimate = try await driver.poll(
+            """
+            const d = document.querySelector('circle.tag[data-tag="visitor-2"]');
+            const u = document.querySelector('circle.uncertainty[data-tag="visitor-2"]');
+            return d && u ? [d.getAttribute('cx'), d.getAttribute('cy'), u.getAttribute('r')] : null;
+            """
+        ) { $0 is [String] }
+        #expect(estimate as? [String] == ["2.500", "6.250", "1.500"], "estimated dot: \(String(describing: estimate))")
         try await driver.screenshot("dashboard-1-loaded")
 
         // The hub moves the tag: the dot follows, to another place on the plan.

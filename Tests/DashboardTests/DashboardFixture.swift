@@ -99,7 +99,8 @@ final class DashboardFixture: Sendable {
     /// A tag inside `zone` (or its state without a zone), heard by `gateway`.
     func place(
         _ tag: String, in zone: String?, state: TagState.State = .inside, minor: Int = 1, major: Int = 1,
-        gateway: String = "gw-entrance", at t: Double = Date().timeIntervalSince1970
+        gateway: String = "gw-entrance", at t: Double = Date().timeIntervalSince1970,
+        position: TagState.Position? = nil
     ) throws {
         let reading = TagState.GatewayReading(
             gateway: GatewayID(rawValue: gateway)!, rssi: -60, distance: 1.5, proximity: .near, lastSeen: t)
@@ -107,7 +108,7 @@ final class DashboardFixture: Sendable {
             TagState(
                 tag: TagID(rawValue: tag)!, beacon: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:\(major):\(minor)",
                 state: state, zone: zone.flatMap { ZoneID(rawValue: $0) }, since: t, confidence: 0.9, lastSeen: t,
-                gateways: [reading]),
+                gateways: [reading], position: position),
             to: topics.tagState(TagID(rawValue: tag)!))
     }
 
@@ -193,7 +194,7 @@ final class EventStreamReader: @unchecked Sendable {
     deinit { close(fd) }
 
     /// The next event named `name` (skipping others), with its data, or nil after `timeout`.
-    func next(_ name: String, within timeout: Duration = .seconds(10)) async -> String? {
+    func next(_ name: String, within timeout: Duration = .seconds(30)) async -> String? {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while true {
             while let end = buffer.range(of: "\n\n") {

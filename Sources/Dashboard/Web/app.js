@@ -188,21 +188,35 @@ function drawTags() {
   const layer = document.getElementById("tags");
   if (!layer) return;
   const byZone = new Map();
+  const placed = new Map();
   for (const tag of state.tags.values()) {
     if (!tag.zone || (tag.state !== "inside" && tag.state !== "unknown")) continue;
+    // The engine's estimate where it gives one (method: position); otherwise a place in the zone's grid of dots.
+    if (tag.position) { placed.set(tag.tag, [tag.position.x, tag.position.y]); continue; }
     if (!byZone.has(tag.zone)) byZone.set(tag.zone, []);
     byZone.get(tag.zone).push(tag.tag);
   }
-  const placed = new Map();
   for (const [zone, tags] of byZone) {
     for (const [tag, position] of dotPositions(zone, tags.sort())) placed.set(tag, position);
   }
-  for (const dot of [...layer.children]) {
-    if (!placed.has(dot.dataset.tag)) dot.remove();
+  for (const node of [...layer.children]) {
+    const tag = placed.has(node.dataset.tag) ? state.tags.get(node.dataset.tag) : null;
+    if (!tag || (node.classList.contains("uncertainty") && !tag.position)) node.remove();
   }
   for (const [id, [x, y]] of placed) {
     const tag = state.tags.get(id);
-    let dot = layer.querySelector(`circle[data-tag="${CSS.escape(id)}"]`);
+    if (tag.position) {
+      // The estimate's uncertainty: a faint disc under the dots, as wide as the spread of the tag's position.
+      let disc = layer.querySelector(`circle.uncertainty[data-tag="${CSS.escape(id)}"]`);
+      if (!disc) {
+        disc = element("circle", { class: "uncertainty", "data-tag": id }, null);
+        layer.prepend(disc);
+      }
+      disc.setAttribute("cx", x.toFixed(3));
+      disc.setAttribute("cy", y.toFixed(3));
+      disc.setAttribute("r", Math.max(0.22, tag.position.radius).toFixed(3));
+    }
+    let dot = layer.querySelector(`circle.tag[data-tag="${CSS.escape(id)}"]`);
     if (!dot) {
       dot = element("circle", { r: 0.22, "data-tag": id }, layer);
       element("title", {}, dot);
