@@ -63,7 +63,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     /// How often the engine updates its beliefs, seconds of sighting time.
     public var tickSeconds = 0.5
     /// `position`: side of the floor grid's square cells, metres.
-    public var cellMetres = 1.0
+    public var cellMetres = 0.5
     /// `position`: how much one reading counts (tempering: a reading's error lasts longer than the reading).
     public var readingWeight = 0.5
     /// `position`: share of a cell's probability that stays put per tick; the rest walks to the cells within

@@ -217,6 +217,29 @@ struct PositionBelief: Sendable {
     }
 
     /// Probability per zone (last: no zone), into `masses`; and the belief's mean position and spread.
+    /// The mean position of the belief's mass inside zone `zone` (every cell for nil), in the venue's metres, and the
+    /// radius that holds its spread (√ of the summed variances, at least half a cell); nil when it holds none there.
+    func estimate(in zone: Int?, grid: FloorGrid) -> (x: Double, y: Double, radius: Double)? {
+        var total = 0.0
+        var sx = 0.0
+        var sy = 0.0
+        var sxx = 0.0
+        var syy = 0.0
+        for (k, cell) in cells.enumerated() where zone.map({ Int(grid.zoneOfCell[Int(cell)]) == $0 }) ?? true {
+            let m = Double(mass[k])
+            let centre = grid.centre(Int(cell))
+            total += m
+            sx += m * centre.x
+            sy += m * centre.y
+            sxx += m * centre.x * centre.x
+            syy += m * centre.y * centre.y
+        }
+        guard total > 0 else { return nil }
+        let (x, y) = (sx / total, sy / total)
+        let variance = max(sxx / total - x * x + syy / total - y * y, 0)
+        return (x, y, max(variance.squareRoot(), grid.cellSize / 2))
+    }
+
     mutating func summarise(grid: FloorGrid, masses: inout [Double]) {
         for index in masses.indices { masses[index] = 0 }
         var sx: Float = 0
@@ -225,7 +248,14 @@ struct PositionBelief: Sendable {
         var syy: Float = 0
         for (k, cell) in cells.enumerated() {
             let m = mass[k]
-            masses[Int(grid.zoneOfCell[Int(cell)])] += Double(m)
+            let split = Int(grid.splitOfCell[Int(cell)])
+            if split < 0 {
+                masses[Int(grid.zoneOfCell[Int(cell)])] += Double(m)
+            } else {
+                for k in Int(grid.shareStart[split])..<Int(grid.shareStart[split + 1]) {
+                    masses[Int(grid.shareZones[k])] += Double(m * grid.shares[k])
+                }
+            }
             let centre = grid.centre(Int(cell))
             let (px, py) = (Float(centre.x), Float(centre.y))
             sx += m * px

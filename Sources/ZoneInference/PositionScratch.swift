@@ -10,6 +10,8 @@ struct PositionScratch: Sendable {
     var list: [Int32] = []
     var likelihood: [Float] = []
     var sorted: [Float] = []
+    /// The cells one update reseeds, when thinned.
+    var reseed: [Int32] = []
     var heardCount: [Float]
     var masses: [Double]
     /// Per cell, its index in the belief being mixed, or −1.

@@ -188,7 +188,22 @@ extension ZoneEngine {
         for reading in readings where reading.rssi > loudest.rssi { loudest = reading }
         let candidates = map.cells(
             of: Int(loudest.gateway), atLeast: Float(loudest.rssi) - power - belief.offset - Self.reseedMarginDB)
-        belief.mix(candidates, share: Self.reseedShare, scratch: &position.scratch)
+        // At most a quarter of `maxCells`, every k-th of them (all levels, all over the region): spread thinner, the
+        // reseed lost every pruning to the old belief's cells, and a 20 m jump took 10 s to follow on 0.5 m cells.
+        let most = max(Int(settings.maxCells) / 4, 1)
+        if candidates.count > most {
+            let stride = (candidates.count + most - 1) / most
+            var picks: [Int32] = []
+            swap(&picks, &position.scratch.reseed)
+            picks.removeAll(keepingCapacity: true)
+            for k in Swift.stride(from: candidates.startIndex, to: candidates.endIndex, by: stride) {
+                picks.append(candidates[k])
+            }
+            belief.mix(picks[...], share: Self.reseedShare, scratch: &position.scratch)
+            swap(&picks, &position.scratch.reseed)
+        } else {
+            belief.mix(candidates, share: Self.reseedShare, scratch: &position.scratch)
+        }
         if track.txPower == nil {
             chooseOffset(&belief, readings: readings, expected: expected, power: power, dt: dt, map: map)
         }

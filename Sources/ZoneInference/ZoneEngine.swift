@@ -265,7 +265,18 @@ public struct ZoneEngine: Sendable {
             tag: track.tag, beacon: track.beacon, state: summary.state, zone: summary.zone,
             since: track.since.isFinite ? track.since : startedAt.isFinite ? startedAt : max(now, 0),
             confidence: track.confidence,
-            lastSeen: track.everHeard ? track.lastHeard : nil, gateways: readings)
+            lastSeen: track.everHeard ? track.lastHeard : nil, gateways: readings,
+            position: summary.zone == nil ? nil : estimatedPosition(track))
+    }
+
+    /// Where `method: position` puts a tag inside its reported zone: the mean of its belief there, to centimetres.
+    func estimatedPosition(_ track: TagTrack) -> TagState.Position? {
+        guard settings.method == .position, !position.maps.isEmpty, track.state != model.noZone,
+            let estimate = track.belief.estimate(in: track.state, grid: position.maps[position.choice].grid)
+        else { return nil }
+        let centimetres = { (value: Double) in (value * 100).rounded() / 100 }
+        return TagState.Position(
+            x: centimetres(estimate.x), y: centimetres(estimate.y), radius: centimetres(estimate.radius))
     }
 
     /// Every tag met so far.

@@ -1,4 +1,5 @@
 import BeaconModel
+import Foundation
 import Testing
 
 @testable import ZoneInference
@@ -106,6 +107,44 @@ import Testing
         #expect(driver.events(.suspect).isEmpty)
         let state = try #require(driver.engine.tagState(TestVenue.tag))
         #expect(state.zone == "c")
+        // The retained state says where in c: the belief's mean there (c is x 40…60, y 0…8), and its spread.
+        let position = try #require(state.position)
+        #expect(position.x > 40 && position.x < 60 && position.y > 0 && position.y < 8, "\(position)")
+        #expect(position.radius >= 0.5 && position.radius < 10, "\(position)")
+        let json = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
+        #expect(json.contains("\"position\":{"), "\(json)")
+        // The zone HMM knows no position: the field is absent.
+        var hmm = Driver(engine: try TestVenue.engine())
+        hmm.stay(in: "c", from: 0, to: 30)
+        #expect(try #require(hmm.engine.tagState(TestVenue.tag)).position == nil)
+    }
+
+    /// Cell centres keep off the half-metre lines plans are drawn on, and a cell across a zone's edge counts in each
+    /// zone by its area: on 1 m cells the edge x = 20 between a and b cuts the cell from 19.75 to 20.75 a quarter
+    /// and three quarters.
+    @Test func cellsAcrossAZoneEdgeCountByArea() throws {
+        let venue = try TestVenue.venue()
+        let grid = FloorGrid(venue: venue, reach: 1.25, cellSide: 1)
+        for c in 0..<grid.count {
+            let centre = grid.centre(c)
+            #expect(
+                abs(centre.x * 2 - (centre.x * 2).rounded()) > 0.1 && abs(centre.y * 2 - (centre.y * 2).rounded()) > 0.1
+            )
+        }
+        let edge = try #require((0..<grid.count).first { grid.centre($0).distance(to: Point(20.25, 4.25)) < 0.01 })
+        let split = Int(grid.splitOfCell[edge])
+        #expect(split >= 0)
+        let shares = (Int(grid.shareStart[split])..<Int(grid.shareStart[split + 1])).map {
+            (grid.shareZones[$0], grid.shares[$0])
+        }
+        #expect(shares.map(\.0) == [0, 1] && shares.map(\.1) == [0.25, 0.75], "\(shares)")
+        var belief = PositionBelief()
+        belief.spread(over: [Int32(edge)])
+        var masses = [Double](repeating: 0, count: 4)
+        belief.summarise(grid: grid, masses: &masses)
+        #expect(masses == [0.25, 0.75, 0, 0])
+        let inner = try #require((0..<grid.count).first { grid.centre($0).distance(to: Point(10.25, 4.25)) < 0.01 })
+        #expect(grid.splitOfCell[inner] == -1)
     }
 
     /// The recorded flat's tag advertises no power and reads about 17 dB above −59 dBm: the offset its readings
