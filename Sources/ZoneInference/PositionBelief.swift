@@ -25,7 +25,8 @@ struct PositionBelief: Sendable {
 
     /// Every cell where a tag may first be heard, alike.
     mutating func spread(over start: [Int32]) {
-        cells = start
+        // A copy of its own: sharing the caller's buffer, the first walk would keep that buffer's capacity.
+        cells = exactCopy(start)
         mass = [Float](repeating: 1 / Float(max(start.count, 1)), count: start.count)
     }
 
@@ -132,8 +133,103 @@ struct PositionBelief: Sendable {
         let noise = map.noise
         let sensitivity = map.sensitivity
         // How many adverts each gateway heard this update (reset below).
-        for reading in readings { scratch.heardCount[Int(reading.gateway)] += 1 }
+        scratch.heardGateways.removeAll(keepingCapacity: true)
+        for reading in readings {
+            let g = Int(reading.gateway)
+            if scratch.heardCount[g] == 0 { scratch.heardGateways.append(reading.gateway) }
+            scratch.heardCount[g] += 1
+        }
         scratch.likelihood.removeAll(keepingCapacity: true)
+        var best = -Float.infinity
+        if map.corrected {
+            best = correctedLogLikelihoods(
+                readings: readings, expected: expected, power: tagPower, map: map, scratch: &scratch)
+        } else {
+            // Silence of every audible gateway from a table (the power to a table's step), then the gateways that did
+            // hear taken back out (each missed `expected` adverts less what it heard, never fewer than none), then the
+            // readings at the exact power.
+            let step = Int((tagPower / PositionMap.missedStepDB).rounded())
+            let key = PositionScratch.MissedKey(exponent: map.exponent, step: step)
+            if scratch.missedSums[key] == nil {
+                if scratch.missedSums.count >= PositionScratch.missedSumLimit { scratch.missedSums.removeAll() }
+                scratch.missedSums[key] = map.missedSum(power: Float(step) * PositionMap.missedStepDB)
+            }
+            let tablePower = Float(step) * PositionMap.missedStepDB
+            let floor = map.audibleFloor
+            let table = scratch.missedSums[key]!
+            let heardGateways = scratch.heardGateways
+            let heardCount = scratch.heardCount
+            var likelihood = scratch.likelihood
+            scratch.likelihood = []
+            map.level.withUnsafeBufferPointer { level in
+                noise.heard.withUnsafeBufferPointer { heard in
+                    noise.missed.withUnsafeBufferPointer { missed in
+                        table.withUnsafeBufferPointer { table in
+                            for cell in cells {
+                                let c = Int(cell)
+                                var value = expected * table[c]
+                                for gateway in heardGateways {
+                                    let g = Int(gateway)
+                                    let base = level[g * count + c]
+                                    guard base >= floor else { continue }
+                                    value -=
+                                        min(heardCount[g], expected)
+                                        * missed[ReadingNoise.index(sensitivity - base - tablePower)]
+                                }
+                                for reading in readings {
+                                    let mean = level[Int(reading.gateway) * count + c] + tagPower
+                                    value += heard[ReadingNoise.index(Float(reading.rssi) - mean)]
+                                }
+                                likelihood.append(value)
+                                best = max(best, value)
+                            }
+                        }
+                    }
+                }
+            }
+            scratch.likelihood = likelihood
+        }
+        for reading in readings { scratch.heardCount[Int(reading.gateway)] = 0 }
+        return best
+    }
+
+    /// The value that would stand at `rank` (from 0) were `values` sorted largest first; reorders `values`
+    /// (Hoare's selection, linear on average: sorting them was a fifth of the engine's time).
+    static func select(_ rank: Int, inDescending values: inout [Float]) -> Float {
+        var low = 0
+        var high = values.count - 1
+        while low < high {
+            let pivot = values[(low + high) / 2]
+            var i = low
+            var j = high
+            while i <= j {
+                while values[i] > pivot { i += 1 }
+                while values[j] < pivot { j -= 1 }
+                if i <= j {
+                    values.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if rank <= j {
+                high = j
+            } else if rank >= i {
+                low = i
+            } else {
+                return values[rank]
+            }
+        }
+        return values[rank]
+    }
+
+    /// `logLikelihoods` on a map with learned corrections: every audible gateway's silence weighed cell by cell.
+    private func correctedLogLikelihoods(
+        readings: [PendingReading], expected: Float, power tagPower: Float, map: PositionMap,
+        scratch: inout PositionScratch
+    ) -> Float {
+        let count = map.grid.count
+        let noise = map.noise
+        let sensitivity = map.sensitivity
         var best = -Float.infinity
         let tiles = map.tileCount
         map.level.withUnsafeBufferPointer { level in
@@ -169,7 +265,6 @@ struct PositionBelief: Sendable {
                 }
             }
         }
-        for reading in readings { scratch.heardCount[Int(reading.gateway)] = 0 }
         return best
     }
 
@@ -179,8 +274,7 @@ struct PositionBelief: Sendable {
         if mass.count > limit {
             scratch.sorted.removeAll(keepingCapacity: true)
             scratch.sorted.append(contentsOf: mass)
-            scratch.sorted.sort(by: >)
-            threshold = max(threshold, scratch.sorted[limit - 1])
+            threshold = max(threshold, Self.select(limit - 1, inDescending: &scratch.sorted))
         }
         var kept = 0
         var total: Float = 0
@@ -193,6 +287,12 @@ struct PositionBelief: Sendable {
         cells.removeLast(cells.count - kept)
         mass.removeLast(mass.count - kept)
         if total > 0 { for k in mass.indices { mass[k] /= total } }
+        // The walk and the reseed grow the arrays past `limit` each update, and they keep that capacity: 10,000
+        // tags held 22 KB each where their cells need 3.2 KB. Kept tight, at the cost of two allocations an update.
+        if cells.capacity > kept + kept / 8 + 16 {
+            cells = exactCopy(cells)
+            mass = exactCopy(mass)
+        }
     }
 
     /// What the readings say the map misses, for a belief held with confidence: per reading, the mean residual over
@@ -266,5 +366,13 @@ struct PositionBelief: Sendable {
         x = sx
         y = sy
         radius = max(sxx - sx * sx + syy - sy * sy, 0).squareRoot()
+    }
+}
+
+/// `values` in a buffer of their own, no larger than they need (`Array(values[...])` may keep the old buffer).
+private func exactCopy<Element>(_ values: [Element]) -> [Element] {
+    [Element](unsafeUninitializedCapacity: values.count) { buffer, count in
+        _ = buffer.initialize(from: values)
+        count = values.count
     }
 }

@@ -21,6 +21,8 @@ struct PositionMap: Sendable {
     let audible: [Int32]
     /// Cells inside some zone or just outside an entrance: where a tag first heard may be.
     let startCells: [Int32]
+    /// Per cell, whether it is one of `startCells`.
+    let isStart: [Bool]
     /// Per gateway, the cells it reaches, loudest first, and their levels: where a tag heard loudly by it may be.
     let loudestCells: [[Int32]]
     let loudestLevels: [[Float]]
@@ -35,6 +37,10 @@ struct PositionMap: Sendable {
     let tileOfCell: [Int32]
     let tileCount: Int
     var correction: [Float]
+    /// Whether any correction is non-zero: the tables of `missedSum` leave corrections out.
+    var corrected = false
+    /// A gateway is in cell `c`'s audible list when its level there is at least this (dB for a 0 dBm tag).
+    let audibleFloor: Float
     static let tileMetres = 3.0
 
     /// `exponent` overrides the settings' `pathLossExponent`; `grid` is shared by the maps of one venue.
@@ -77,6 +83,7 @@ struct PositionMap: Sendable {
         var start: [Int32] = [0]
         var list: [Int32] = []
         let floor = Float(settings.sensitivity) - Self.audibleMargin - Float(settings.referencePower)
+        audibleFloor = floor
         for c in 0..<count {
             for g in 0..<venue.gateways.count where level[g * count + c] >= floor { list.append(Int32(g)) }
             start.append(Int32(list.count))
@@ -86,6 +93,9 @@ struct PositionMap: Sendable {
         var cells: [Int32] = []
         for c in 0..<count where grid.zoneOfCell[c] != Int32(grid.zoneCount) { cells.append(Int32(c)) }
         startCells = cells
+        var isStart = [Bool](repeating: false, count: count)
+        for cell in cells { isStart[Int(cell)] = true }
+        self.isStart = isStart
         let tileColumns = Int((Double(grid.columns) * grid.cellSize / Self.tileMetres).rounded(.up))
         let tileRows = Int((Double(grid.rows) * grid.cellSize / Self.tileMetres).rounded(.up))
         tileOfCell = (0..<count).map { c in
@@ -107,6 +117,25 @@ struct PositionMap: Sendable {
         self.loudestCells = loudestCells
         self.loudestLevels = loudestLevels
     }
+
+    /// Per cell, the log-probability that every gateway of its audible list misses one advert of a tag of `power`
+    /// (uncorrected levels): what a cell's silence costs, before the gateways that did hear are taken back out.
+    func missedSum(power: Float) -> [Float] {
+        let count = grid.count
+        var sums = [Float](repeating: 0, count: count)
+        for c in 0..<count {
+            var sum: Float = 0
+            for a in Int(audibleStart[c])..<Int(audibleStart[c + 1]) {
+                let g = Int(audible[a])
+                sum += noise.missed[ReadingNoise.index(sensitivity - level[g * count + c] - power)]
+            }
+            sums[c] = sum
+        }
+        return sums
+    }
+
+    /// Tag powers are tabulated in steps of this many dB for `missedSum`.
+    static let missedStepDB: Float = 0.5
 
     /// The cells where gateway `g` would read at least `level` from a tag of power 0 dBm.
     func cells(of g: Int, atLeast level: Float) -> ArraySlice<Int32> {

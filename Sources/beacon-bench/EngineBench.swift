@@ -67,6 +67,32 @@ struct EngineBench: ParsableCommand {
                     Double(afterEmpty - before) / Double(tags)))
             withExtendedLifetime(engine) {}
         }
+        do {
+            // The position method's memory: its maps (per venue) when made, then its per-tag state after ten seconds
+            // of the stream (each tag's belief, probes, pending readings), as growth of resident memory.
+            var settings = InferenceSettings()
+            settings.method = .position
+            settings.boundaryLossDB = 6
+            let before = Self.heapBytes()
+            var engine = ZoneEngine(
+                venue: venue, settings: settings, directory: TagDirectory(named: named, regions: []))
+            let afterEmpty = Self.heapBytes()
+            var events: [ZoneEvent] = []
+            let end = (stream.first?.t ?? 0) + 10
+            for sighting in stream where sighting.t < end { engine.ingest(sighting, events: &events) }
+            engine.advance(to: end, events: &events)
+            let afterFull = Self.heapBytes()
+            let state = engine.positionStateBytes
+            print(
+                String(
+                    format: "  position memory: %.1f MiB for the venue (maps of %d exponents); after 10 s, %.0f bytes"
+                        + " per tag of position state (largest belief %d cells of 8 bytes, at most %d), resident"
+                        + " memory %.0f bytes per tag",
+                    Double(afterEmpty - before) / 1_048_576, ZoneEngine.candidateExponents.count,
+                    Double(state.total) / Double(tags), state.largestBelief, Int(settings.maxCells),
+                    Double(afterFull - afterEmpty) / Double(tags)))
+            withExtendedLifetime(engine) {}
+        }
         // Rounds alternate the methods so that a busy spell on a shared machine hits both; each method's best round
         // counts (the least disturbed one), and the ratio is taken round by round as well.
         var best: [InferenceSettings.Method: Double] = [:]

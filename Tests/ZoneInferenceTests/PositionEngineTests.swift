@@ -119,6 +119,42 @@ import Testing
         #expect(try #require(hmm.engine.tagState(TestVenue.tag)).position == nil)
     }
 
+    /// Pruning finds the `maxCells`-th largest mass by selection, not by sorting: the same value as sorting gives,
+    /// ties and repeated values included.
+    @Test func selectionFindsTheValueSortingWould() {
+        var generator = SystemRandomNumberGenerator()
+        for trial in 0..<200 {
+            let count = 1 + trial % 37 + (trial % 5 == 0 ? 500 : 0)
+            let values = (0..<count).map { _ in
+                Float(Int.random(in: 0..<(trial % 3 == 0 ? 4 : 1000), using: &generator))
+            }
+            let sorted = values.sorted(by: >)
+            for rank in [0, count / 2, count - 1] {
+                var work = values
+                #expect(PositionBelief.select(rank, inDescending: &work) == sorted[rank], "\(values) rank \(rank)")
+            }
+        }
+    }
+
+    /// A tag first heard starts near its loudest gateway: at most 2 × `maxCells` cells, all where a tag may start
+    /// and where that gateway could read it within 20 dB of its reading, every one of them in zone a for a loud
+    /// reading from gw-a.
+    @Test func aTagFirstHeardStartsNearItsLoudestGateway() throws {
+        var driver = Driver(engine: try TestVenue.engine(settings: Self.settings))
+        driver.advance(to: 0)
+        driver.engine.ingest(
+            SightingLine(t: 0.1, gateway: "gw-a", beacon: TestVenue.beacon, rssi: -60, txPower: -59))
+        driver.advance(to: 1)
+        let index = try #require(driver.engine.trackByTag[TestVenue.tag])
+        let belief = driver.engine.tracks[index].belief
+        let grid = driver.engine.position.maps[driver.engine.position.choice].grid
+        #expect(!belief.isEmpty && belief.cells.count <= 2 * Int(Self.settings.maxCells))
+        var masses = [Double](repeating: 0, count: 4)
+        var copy = belief
+        copy.summarise(grid: grid, masses: &masses)
+        #expect(masses[0] > 0.99, "\(masses)")
+    }
+
     /// Cell centres keep off the half-metre lines plans are drawn on, and a cell across a zone's edge counts in each
     /// zone by its area: on 1 m cells the edge x = 20 between a and b cuts the cell from 19.75 to 20.75 a quarter
     /// and three quarters.
