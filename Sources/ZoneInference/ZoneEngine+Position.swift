@@ -259,7 +259,8 @@ extension ZoneEngine {
         var total = 0
         var largest = 0
         for track in tracks {
-            total += bytes(track.belief) + track.probes.reduce(0) { $0 + bytes($1) }
+            total +=
+                bytes(track.belief) + track.probes.reduce(0) { $0 + bytes($1) }
                 + track.pending.capacity * MemoryLayout<PendingReading>.stride
             largest = max(largest, track.belief.cells.count)
         }
