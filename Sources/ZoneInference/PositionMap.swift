@@ -23,9 +23,8 @@ struct PositionMap: Sendable {
     let startCells: [Int32]
     /// Per cell, whether it is one of `startCells`.
     let isStart: [Bool]
-    /// Per gateway, the cells it reaches, loudest first, and their levels: where a tag heard loudly by it may be.
+    /// Per gateway, the cells it reaches, loudest first: where a tag heard loudly by it may be.
     let loudestCells: [[Int32]]
-    let loudestLevels: [[Float]]
 
     /// Levels this far below sensitivity still count a gateway as one that may hear (a tag 10 dB above the reference).
     static let audibleMargin: Float = 10
@@ -106,16 +105,13 @@ struct PositionMap: Sendable {
         tileCount = tileColumns * tileRows
         correction = [Float](repeating: 0, count: venue.gateways.count * tileCount)
         var loudestCells: [[Int32]] = []
-        var loudestLevels: [[Float]] = []
         for g in 0..<venue.gateways.count {
             let reached = (0..<count).filter { level[g * count + $0] > -200 }.sorted {
                 level[g * count + $0] > level[g * count + $1]
             }
             loudestCells.append(reached.map(Int32.init))
-            loudestLevels.append(reached.map { level[g * count + $0] })
         }
         self.loudestCells = loudestCells
-        self.loudestLevels = loudestLevels
     }
 
     /// Per cell, the log-probability that every gateway of its audible list misses one advert of a tag of `power`
@@ -139,12 +135,14 @@ struct PositionMap: Sendable {
 
     /// The cells where gateway `g` would read at least `level` from a tag of power 0 dBm.
     func cells(of g: Int, atLeast level: Float) -> ArraySlice<Int32> {
-        let levels = loudestLevels[g]
+        // By the levels in `level` (a copy of them per gateway in loudest order was a third of the maps' memory).
+        let cells = loudestCells[g]
+        let base = g * grid.count
         var low = 0
-        var high = levels.count
+        var high = cells.count
         while low < high {
             let middle = (low + high) / 2
-            if levels[middle] >= level { low = middle + 1 } else { high = middle }
+            if self.level[base + Int(cells[middle])] >= level { low = middle + 1 } else { high = middle }
         }
         return loudestCells[g][..<low]
     }
