@@ -14,10 +14,6 @@ struct PositionBelief: Sendable {
     /// Per candidate offset (`ZoneEngine.candidateOffsets`), the evidence of the readings so far, fading with time;
     /// empty for tags that advertise their power.
     var offsetEvidence: [Double] = []
-    /// Weighted mean position of the belief, and the radius that holds its spread (√ of the summed variances).
-    var x: Float = 0
-    var y: Float = 0
-    var radius: Float = 0
 
     var isEmpty: Bool { cells.isEmpty }
     /// Readings expected less than this far above sensitivity teach the map nothing.
@@ -139,56 +135,71 @@ struct PositionBelief: Sendable {
             if scratch.heardCount[g] == 0 { scratch.heardGateways.append(reading.gateway) }
             scratch.heardCount[g] += 1
         }
-        scratch.likelihood.removeAll(keepingCapacity: true)
-        var best = -Float.infinity
-        if map.corrected {
-            best = correctedLogLikelihoods(
-                readings: readings, expected: expected, power: tagPower, map: map, scratch: &scratch)
-        } else {
-            // Silence of every audible gateway from a table (the power to a table's step), then the gateways that did
-            // hear taken back out (each missed `expected` adverts less what it heard, never fewer than none), then the
-            // readings at the exact power.
-            let step = Int((tagPower / PositionMap.missedStepDB).rounded())
+        // Without learned corrections, the silence of every audible gateway comes from a table (the power to a
+        // table's step), and the gateways that did hear are taken back out (each missed `expected` adverts less what
+        // it heard, never fewer than none); with them, every audible gateway's silence is weighed cell by cell.
+        let corrected = map.corrected
+        let step = Int((tagPower / PositionMap.missedStepDB).rounded())
+        let tablePower = Float(step) * PositionMap.missedStepDB
+        var table: [Float] = []
+        if !corrected {
             let key = PositionScratch.MissedKey(exponent: map.exponent, step: step)
-            if scratch.missedSums[key] == nil {
+            if let made = scratch.missedSums[key] {
+                table = made
+            } else {
                 if scratch.missedSums.count >= PositionScratch.missedSumLimit { scratch.missedSums.removeAll() }
-                scratch.missedSums[key] = map.missedSum(power: Float(step) * PositionMap.missedStepDB)
+                table = map.missedSum(power: tablePower)
+                scratch.missedSums[key] = table
             }
-            let tablePower = Float(step) * PositionMap.missedStepDB
-            let floor = map.audibleFloor
-            let table = scratch.missedSums[key]!
-            let heardGateways = scratch.heardGateways
-            let heardCount = scratch.heardCount
-            var likelihood = scratch.likelihood
-            scratch.likelihood = []
-            map.level.withUnsafeBufferPointer { level in
-                noise.heard.withUnsafeBufferPointer { heard in
-                    noise.missed.withUnsafeBufferPointer { missed in
-                        table.withUnsafeBufferPointer { table in
-                            for cell in cells {
-                                let c = Int(cell)
-                                var value = expected * table[c]
-                                for gateway in heardGateways {
-                                    let g = Int(gateway)
-                                    let base = level[g * count + c]
-                                    guard base >= floor else { continue }
-                                    value -=
-                                        min(heardCount[g], expected)
-                                        * missed[ReadingNoise.index(sensitivity - base - tablePower)]
-                                }
-                                for reading in readings {
-                                    let mean = level[Int(reading.gateway) * count + c] + tagPower
-                                    value += heard[ReadingNoise.index(Float(reading.rssi) - mean)]
-                                }
-                                likelihood.append(value)
-                                best = max(best, value)
+        }
+        let floor = map.audibleFloor
+        let tiles = map.tileCount
+        let heardGateways = scratch.heardGateways
+        let heardCount = scratch.heardCount
+        var likelihood = scratch.likelihood
+        scratch.likelihood = []
+        likelihood.removeAll(keepingCapacity: true)
+        var best = -Float.infinity
+        map.level.withUnsafeBufferPointer { level in
+            noise.heard.withUnsafeBufferPointer { heard in
+                noise.missed.withUnsafeBufferPointer { missed in
+                    for cell in cells {
+                        let c = Int(cell)
+                        // The learned correction of gateway `g` at this cell (none on an uncorrected map).
+                        let tile = corrected ? Int(map.tileOfCell[c]) : 0
+                        let correction = { (g: Int) -> Float in corrected ? map.correction[g * tiles + tile] : 0 }
+                        var value: Float = 0
+                        if corrected {
+                            for a in Int(map.audibleStart[c])..<Int(map.audibleStart[c + 1]) {
+                                let g = Int(map.audible[a])
+                                let misses = expected - heardCount[g]
+                                guard misses > 0 else { continue }
+                                let mean = level[g * count + c] + correction(g) + tagPower
+                                value += misses * missed[ReadingNoise.index(sensitivity - mean)]
+                            }
+                        } else {
+                            value = expected * table[c]
+                            for gateway in heardGateways {
+                                let g = Int(gateway)
+                                let base = level[g * count + c]
+                                guard base >= floor else { continue }
+                                value -=
+                                    min(heardCount[g], expected)
+                                    * missed[ReadingNoise.index(sensitivity - base - tablePower)]
                             }
                         }
+                        for reading in readings {
+                            let g = Int(reading.gateway)
+                            let mean = level[g * count + c] + correction(g) + tagPower
+                            value += heard[ReadingNoise.index(Float(reading.rssi) - mean)]
+                        }
+                        likelihood.append(value)
+                        best = max(best, value)
                     }
                 }
             }
-            scratch.likelihood = likelihood
         }
+        scratch.likelihood = likelihood
         for reading in readings { scratch.heardCount[Int(reading.gateway)] = 0 }
         return best
     }
@@ -220,52 +231,6 @@ struct PositionBelief: Sendable {
             }
         }
         return values[rank]
-    }
-
-    /// `logLikelihoods` on a map with learned corrections: every audible gateway's silence weighed cell by cell.
-    private func correctedLogLikelihoods(
-        readings: [PendingReading], expected: Float, power tagPower: Float, map: PositionMap,
-        scratch: inout PositionScratch
-    ) -> Float {
-        let count = map.grid.count
-        let noise = map.noise
-        let sensitivity = map.sensitivity
-        var best = -Float.infinity
-        let tiles = map.tileCount
-        map.level.withUnsafeBufferPointer { level in
-            map.correction.withUnsafeBufferPointer { correction in
-                map.tileOfCell.withUnsafeBufferPointer { tileOfCell in
-                    noise.heard.withUnsafeBufferPointer { heard in
-                        noise.missed.withUnsafeBufferPointer { missed in
-                            map.audibleStart.withUnsafeBufferPointer { audibleStart in
-                                map.audible.withUnsafeBufferPointer { audible in
-                                    for cell in cells {
-                                        let c = Int(cell)
-                                        let tile = Int(tileOfCell[c])
-                                        var value: Float = 0
-                                        for a in Int(audibleStart[c])..<Int(audibleStart[c + 1]) {
-                                            let g = Int(audible[a])
-                                            let misses = expected - scratch.heardCount[g]
-                                            guard misses > 0 else { continue }
-                                            let mean = level[g * count + c] + correction[g * tiles + tile] + tagPower
-                                            value += misses * missed[ReadingNoise.index(sensitivity - mean)]
-                                        }
-                                        for reading in readings {
-                                            let g = Int(reading.gateway)
-                                            let mean = level[g * count + c] + correction[g * tiles + tile] + tagPower
-                                            value += heard[ReadingNoise.index(Float(reading.rssi) - mean)]
-                                        }
-                                        scratch.likelihood.append(value)
-                                        best = max(best, value)
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        return best
     }
 
     /// Drops cells below `floor` and keeps at most `limit` (the likeliest), renormalising.
@@ -340,12 +305,9 @@ struct PositionBelief: Sendable {
         return (x, y, max(variance.squareRoot(), grid.cellSize / 2))
     }
 
-    mutating func summarise(grid: FloorGrid, masses: inout [Double]) {
+    /// The belief's mass per zone into `masses` (the last entry: no zone); a cell across a zone's edge by area.
+    func summarise(grid: FloorGrid, masses: inout [Double]) {
         for index in masses.indices { masses[index] = 0 }
-        var sx: Float = 0
-        var sy: Float = 0
-        var sxx: Float = 0
-        var syy: Float = 0
         for (k, cell) in cells.enumerated() {
             let m = mass[k]
             let split = Int(grid.splitOfCell[Int(cell)])
@@ -356,16 +318,7 @@ struct PositionBelief: Sendable {
                     masses[Int(grid.shareZones[k])] += Double(m * grid.shares[k])
                 }
             }
-            let centre = grid.centre(Int(cell))
-            let (px, py) = (Float(centre.x), Float(centre.y))
-            sx += m * px
-            sy += m * py
-            sxx += m * px * px
-            syy += m * py * py
         }
-        x = sx
-        y = sy
-        radius = max(sxx - sx * sx + syy - sy * sy, 0).squareRoot()
     }
 }
 

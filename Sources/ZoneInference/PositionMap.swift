@@ -130,6 +130,33 @@ struct PositionMap: Sendable {
         return sums
     }
 
+    /// Where a tag first heard may be: start cells where gateway `g` would read at least `level` from a tag of power
+    /// 0 dBm, at most `most` of them (every k-th, by level: rings round the gateway; the walk fills in between), into
+    /// `picks`.
+    func startCells(near g: Int, atLeast level: Float, most: Int, into picks: inout [Int32]) {
+        Self.thin(cells(of: g, atLeast: level), to: most, into: &picks, where: isStart)
+    }
+
+    /// Every k-th of `cells` (of those `mask` admits), so that at most `most` remain, into `picks`.
+    static func thin(_ cells: ArraySlice<Int32>, to most: Int, into picks: inout [Int32], where mask: [Bool]?) {
+        picks.removeAll(keepingCapacity: true)
+        guard let mask else {
+            // Every update's reseed: stride through the candidates without copying them all first.
+            let stride = max((cells.count + most - 1) / most, 1)
+            for k in Swift.stride(from: cells.startIndex, to: cells.endIndex, by: stride) { picks.append(cells[k]) }
+            return
+        }
+        for cell in cells where mask[Int(cell)] { picks.append(cell) }
+        guard picks.count > most else { return }
+        let stride = (picks.count + most - 1) / most
+        var kept = 0
+        for k in Swift.stride(from: 0, to: picks.count, by: stride) {
+            picks[kept] = picks[k]
+            kept += 1
+        }
+        picks.removeLast(picks.count - kept)
+    }
+
     /// Tag powers are tabulated in steps of this many dB for `missedSum`.
     static let missedStepDB: Float = 0.5
 

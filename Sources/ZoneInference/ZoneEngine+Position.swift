@@ -83,14 +83,17 @@ extension ZoneEngine {
         let masses = position.scratch.masses
         var best = 0
         for state in masses.indices where masses[state] > masses[best] { best = state }
-        if settings.learnsMap && track.belief.radius <= Self.learningRadius && masses[best] >= Self.learningConfidence {
+        if settings.learnsMap && masses[best] >= Self.learningConfidence,
+            let estimate = track.belief.estimate(in: nil, grid: position.maps[position.choice].grid),
+            estimate.radius <= Self.learningRadius
+        {
             learn(from: track, readings: readings)
         }
         return (best, masses[best], masses[track.state])
     }
 
     /// Only beliefs this tight (metres) and this sure of their zone teach the map.
-    static let learningRadius: Float = 2
+    static let learningRadius = 2.0
     static let learningConfidence = 0.9
     /// How many readings' worth of prior hold a gateway's correction at 0, and a tile's at the gateway's.
     static let gatewayPrior: Float = 50
@@ -191,8 +194,9 @@ extension ZoneEngine {
             // k-th (by level: rings round the gateway), the walk fills in between. Spread over every zone's cells,
             // the first update of each tag cost more than a minute of its later ones on a large venue.
             let margin = Self.startMarginDB + (track.txPower == nil ? Double(Self.candidateOffsets.last ?? 0) : 0)
-            let near = map.cells(of: Int(loudest.gateway), atLeast: Float(loudest.rssi) - power - Float(margin))
-            thin(near, to: 2 * Int(settings.maxCells), into: &picks, where: map.isStart)
+            map.startCells(
+                near: Int(loudest.gateway), atLeast: Float(loudest.rssi) - power - Float(margin),
+                most: 2 * Int(settings.maxCells), into: &picks)
             belief.spread(over: picks.isEmpty ? map.startCells : picks)
         } else {
             let ticks = min(max(Int((dt / tick).rounded()), 1), Self.maxDiffusionTicks)
@@ -204,7 +208,7 @@ extension ZoneEngine {
         // follow on 0.5 m cells).
         let candidates = map.cells(
             of: Int(loudest.gateway), atLeast: Float(loudest.rssi) - power - belief.offset - Self.reseedMarginDB)
-        thin(candidates, to: max(Int(settings.maxCells) / 4, 1), into: &picks, where: nil)
+        PositionMap.thin(candidates, to: max(Int(settings.maxCells) / 4, 1), into: &picks, where: nil)
         belief.mix(picks[...], share: Self.reseedShare, scratch: &position.scratch)
         if track.txPower == nil {
             chooseOffset(&belief, readings: readings, expected: expected, power: power, dt: dt, map: map)
@@ -224,24 +228,6 @@ extension ZoneEngine {
         belief.prune(floor: Self.positionFloor, limit: Int(settings.maxCells), scratch: &position.scratch)
         return evidence
     }
-}
-
-/// Every k-th of `cells` (those `mask` admits), so that at most `most` remain, into `picks`.
-private func thin(_ cells: ArraySlice<Int32>, to most: Int, into picks: inout [Int32], where mask: [Bool]?) {
-    picks.removeAll(keepingCapacity: true)
-    if let mask {
-        for cell in cells where mask[Int(cell)] { picks.append(cell) }
-    } else {
-        picks.append(contentsOf: cells)
-    }
-    guard picks.count > most else { return }
-    let stride = (picks.count + most - 1) / most
-    var kept = 0
-    for k in Swift.stride(from: 0, to: picks.count, by: stride) {
-        picks[kept] = picks[k]
-        kept += 1
-    }
-    picks.removeLast(picks.count - kept)
 }
 
 extension ZoneEngine {

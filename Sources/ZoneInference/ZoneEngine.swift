@@ -137,7 +137,7 @@ public struct ZoneEngine: Sendable {
         counters.applied += 1
         let resetAfter = staleFor(tracks[index]) * 2
         let robust = settings.method == .hmm
-        let position = settings.method == .position
+        let tracksPosition = settings.method == .position
         var linkGap: Double?
         tracks[index].withReading(gateway: Int32(gateway)) { reading in
             if var filter = reading {
@@ -150,7 +150,7 @@ public struct ZoneEngine: Sendable {
                 reading = RSSIFilter(gateway: Int32(gateway), rssi: Double(sighting.rssi), at: sighting.t)
             }
         }
-        if position {
+        if tracksPosition {
             if let linkGap { tracks[index].noteGap(linkGap) }
             tracks[index].pending.append(
                 PendingReading(gateway: Int32(gateway), rssi: Int16(clamping: sighting.rssi)))
@@ -266,7 +266,7 @@ public struct ZoneEngine: Sendable {
             since: track.since.isFinite ? track.since : startedAt.isFinite ? startedAt : max(now, 0),
             confidence: track.confidence,
             lastSeen: track.everHeard ? track.lastHeard : nil, gateways: readings,
-            position: summary.zone == nil ? nil : estimatedPosition(track))
+            position: estimatedPosition(track))
     }
 
     /// Where `method: position` puts a tag inside its reported zone: the mean of its belief there, to centimetres.

@@ -136,22 +136,33 @@ import Testing
         }
     }
 
-    /// A tag first heard starts near its loudest gateway: at most 2 × `maxCells` cells, all where a tag may start
-    /// and where that gateway could read it within 20 dB of its reading, every one of them in zone a for a loud
-    /// reading from gw-a.
+    /// A tag first heard starts near its loudest gateway: start cells only, each where that gateway would read within
+    /// the margin of the reading, at most the number asked for, taken across the levels (not the loudest few); and
+    /// a tag heard loudly by gw-a has all its belief in zone a after its first update.
     @Test func aTagFirstHeardStartsNearItsLoudestGateway() throws {
+        let venue = try TestVenue.venue()
+        let state = PositionState(
+            venue: venue, model: VenueModel(venue: venue, settings: Self.settings), settings: Self.settings)
+        let map = state.maps[state.choice]
+        // gw-a (index 0) reads −80 from a −59 dBm tag; within 20 dB: a level for 0 dBm of at least −41 dB.
+        let floor: Float = -80 + 59 - 20
+        let all = map.cells(of: 0, atLeast: floor).filter { map.isStart[Int($0)] }
+        var picks: [Int32] = []
+        map.startCells(near: 0, atLeast: floor, most: 100, into: &picks)
+        #expect(all.count > 100 && picks.count <= 100 && picks.count >= 90, "\(all.count) → \(picks.count)")
+        #expect(picks.allSatisfy { map.isStart[Int($0)] && map.level[Int($0)] >= floor })
+        // Across the levels: from the loudest candidate to within a stride of the quietest.
+        let stride = (all.count + 99) / 100
+        #expect(picks.first == all.first && all.suffix(stride).contains(picks.last!), "\(picks.count) of \(all.count)")
+        #expect(Set(picks).count == picks.count)
+
         var driver = Driver(engine: try TestVenue.engine(settings: Self.settings))
         driver.advance(to: 0)
-        driver.engine.ingest(
-            SightingLine(t: 0.1, gateway: "gw-a", beacon: TestVenue.beacon, rssi: -60, txPower: -59))
+        driver.engine.ingest(SightingLine(t: 0.1, gateway: "gw-a", beacon: TestVenue.beacon, rssi: -60, txPower: -59))
         driver.advance(to: 1)
         let index = try #require(driver.engine.trackByTag[TestVenue.tag])
-        let belief = driver.engine.tracks[index].belief
-        let grid = driver.engine.position.maps[driver.engine.position.choice].grid
-        #expect(!belief.isEmpty && belief.cells.count <= 2 * Int(Self.settings.maxCells))
         var masses = [Double](repeating: 0, count: 4)
-        var copy = belief
-        copy.summarise(grid: grid, masses: &masses)
+        driver.engine.tracks[index].belief.summarise(grid: map.grid, masses: &masses)
         #expect(masses[0] > 0.99, "\(masses)")
     }
 
