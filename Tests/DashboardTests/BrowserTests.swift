@@ -245,9 +245,15 @@ struct WebDriver: Sendable {
         let payload = try body.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()
         let port = components.port ?? 80
         let path = components.path
-        let (status, data) = try await Task.detached {
-            try exchange(port: port, method: method, path: path, body: payload)
-        }.value
+        // On a thread of its own: the blocking read held one of the cooperative pool's two threads for as long as
+        // chromedriver took, and on a busy machine every other suite's timers and streams timed out meanwhile.
+        let (status, data) = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(Int, Data), any Error>) in
+            Thread {
+                continuation.resume(
+                    with: Result { try exchange(port: port, method: method, path: path, body: payload) })
+            }.start()
+        }
         let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
         guard status == 200 else {
             throw FixtureError(

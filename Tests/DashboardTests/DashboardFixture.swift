@@ -186,7 +186,7 @@ final class EventStreamReader: @unchecked Sendable {
     var buffer = ""
 
     init(port: Int, path: String) throws {
-        fd = try connectLoopback(port: port, receiveTimeout: timeval(tv_sec: 0, tv_usec: 200_000))
+        fd = try connectLoopback(port: port, receiveTimeout: timeval(tv_sec: 0, tv_usec: 0))
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
         _ = request.withCString { send(fd, $0, strlen($0), 0) }
     }
@@ -209,7 +209,9 @@ final class EventStreamReader: @unchecked Sendable {
             }
             if ContinuousClock.now >= deadline { return nil }
             var bytes = [UInt8](repeating: 0, count: 65_536)
-            let count = recv(fd, &bytes, bytes.count, 0)
+            // Never blocking: a read that waits holds one of the few threads every test's tasks share, and a wait
+            // of seconds starved the other suites' timers and streams until they timed out (seen on a CI run).
+            let count = recv(fd, &bytes, bytes.count, Int32(MSG_DONTWAIT))
             if count > 0 {
                 buffer += String(decoding: bytes[..<count], as: UTF8.self)
             } else {
