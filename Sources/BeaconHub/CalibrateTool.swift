@@ -5,12 +5,28 @@ import ZoneInference
 
 /// `beacon-hub calibrate`: reads a calibration walk and its plan, writes the calibration file hub.yaml points at.
 public enum CalibrateTool {
-    /// The plan file: which beacon was carried and where it stood when.
+    /// The plan file: which beacon was carried, where it stood when (`stops`), and the marked points it passed
+    /// (`route`). Either may be absent, not both.
     public struct Plan: Decodable, Sendable {
         public var beacon: String
         public var stops: [Calibrator.Stop]
+        public var route: [Calibrator.RoutePoint]
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case beacon, stops }
+        enum CodingKeys: String, CodingKey, CaseIterable { case beacon, stops, route }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            beacon = try container.decode(String.self, forKey: .beacon)
+            stops = try container.decodeIfPresent([Calibrator.Stop].self, forKey: .stops) ?? []
+            route = try container.decodeIfPresent([Calibrator.RoutePoint].self, forKey: .route) ?? []
+            if stops.isEmpty && route.isEmpty {
+                throw DecodingError.dataCorrupted(
+                    DecodingError.Context(
+                        codingPath: decoder.codingPath,
+                        debugDescription: "the plan has neither stops nor a route: give the times the tag stood in "
+                            + "each zone (stops), or the times it passed marked points (route)"))
+            }
+        }
     }
 
     public struct Result: Sendable {
@@ -25,9 +41,9 @@ public enum CalibrateTool {
         let venue = try configuration.venueFile()
         // Offsets are measured against the uncalibrated geometry.
         let model = VenueModel(venue: venue, settings: configuration.inference)
-        var calibrator = Calibrator(model: model, beacon: plan.beacon, stops: plan.stops)
+        var calibrator = Calibrator(model: model, beacon: plan.beacon, stops: plan.stops, route: plan.route)
         let input = try SightingInput.read(inputPath) { calibrator.add($0) }
-        let (calibration, warnings) = calibrator.result(
+        var (calibration, warnings) = calibrator.result(
             site: configuration.site, created: Date().timeIntervalSince1970.rounded())
         let header = """
             # Calibration of site \(configuration.site) by beacon-hub calibrate (docs/inference.md, "Calibration").
@@ -36,13 +52,35 @@ public enum CalibrateTool {
             """
         try (header + ConfigLoader.yaml(calibration)).write(toFile: outputPath, atomically: true, encoding: .utf8)
         var lines = [
-            "beacon-hub calibrate: \(calibrator.used) sightings of the tag in \(plan.stops.count) stops "
+            "beacon-hub calibrate: \(calibrator.used) sightings of the tag in \(plan.stops.count) stops"
+                + (plan.route.isEmpty ? " " : " and along a route of \(plan.route.count) points ")
                 + "(\(input.sightings) read, \(input.skipped.count) lines skipped) → \(outputPath)",
             "  zones profiled: \(calibration.zones.count) of \(venue.zones.count); gateway offsets (dB): "
                 + calibration.gatewayOffsets.sorted { $0.key < $1.key }.map {
                     "\($0.key) \(String(format: "%+.1f", $0.value))"
                 }.joined(separator: ", "),
         ]
+        if let fit = RadioMapFit(venue: venue, settings: configuration.inference, calibration: calibration) {
+            // What the `position` method's map takes from the route (docs/inference.md, "Calibration").
+            lines.append(
+                "  route: \(calibration.points?.count ?? 0) points; position map: path-loss exponent "
+                    + String(format: "%.1f", fit.exponent)
+                    + "; per gateway: points, gain (dB), RMS residual (dB) against the geometry → after the gain → "
+                    + "after the fit (each point left out)")
+            for row in fit.gateways {
+                lines.append(
+                    "    \(row.gateway): \(row.points) points, gain "
+                        + String(
+                            format: "%+.1f, RMS %.1f → %.1f → %.1f", row.gain, row.geometricRMS, row.gainRMS,
+                            row.fittedRMS))
+            }
+            let sparse = fit.gateways.filter { $0.points < 5 }.map(\.gateway.rawValue)
+            if !sparse.isEmpty {
+                warnings.append(
+                    "route: fewer than 5 points taught \(sparse.joined(separator: ", ")) — walk nearer "
+                        + (sparse.count == 1 ? "it" : "them") + " (its gain is then mostly the model's)")
+            }
+        }
         lines += warnings.map { "  warning: \($0)" }
         return Result(calibration: calibration, report: lines.joined(separator: "\n"))
     }

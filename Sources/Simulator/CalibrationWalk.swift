@@ -39,6 +39,9 @@ public enum CalibrationWalk {
             interferenceDraws: SeededGenerator(seed: seed ^ 0x1_7E2F),
             clockDraws: SeededGenerator(seed: seed ^ 0xC_10C4))
         var t = start
+        // The route: where the tag was, every `routeSeconds` of each stop (a stroll's ellipse, or the standing spot at
+        // both ends), as a person marking points as they pass would give it.
+        var route: [String] = []
         for zone in venue.zones {
             let standing = standingSpot(in: zone.shape, using: &walk)
             var fading = venue.gateways.map { _ in
@@ -49,6 +52,9 @@ public enum CalibrationWalk {
                 // One slow turn over the stop.
                 let heading = 2 * Double.pi * (t - from) / dwell
                 let spot = strolling ? strollPoint(in: zone.shape, turn: (t - from) / dwell) : standing
+                if (t - from).truncatingRemainder(dividingBy: routeSeconds) < interval / 2 {
+                    route.append("  - { t: \(t), x: \(rounded(spot.x)), y: \(rounded(spot.y)) }")
+                }
                 for (index, gateway) in venue.gateways.enumerated() {
                     let faded = fading[index].advance(by: interval, using: &walk)
                     let angle = atan2(gateway.position.y - spot.y, gateway.position.x - spot.x) - heading
@@ -67,14 +73,22 @@ public enum CalibrationWalk {
                 t += interval
             }
             plan.append("  - { zone: \(zone.id), from: \(from), to: \(t) }")
+            let last = strolling ? strollPoint(in: zone.shape, turn: (t - from) / dwell) : standing
+            route.append("  - { t: \(t), x: \(rounded(last.x)), y: \(rounded(last.y)) }")
             // Walking to the next zone: not part of the plan.
             t += 15
         }
         try writer.close()
+        plan += ["route:"] + route
         try (plan.joined(separator: "\n") + "\n").write(
             toFile: "\(directory)/plan.yaml", atomically: true, encoding: .utf8)
         return Summary(sightings: writer.lines, stops: venue.zones.count)
     }
+
+    /// Seconds between the route's points.
+    static let routeSeconds = 5.0
+
+    static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
 
     /// With `strolling`, the person walks once slowly round an ellipse over the zone's middle half instead of
     /// standing: the profile then stands for the zone, not for one spot.

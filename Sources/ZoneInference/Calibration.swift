@@ -1,8 +1,9 @@
 import BeaconModel
 
-/// A calibration file (`beacon-hub calibrate --out`): what a tag standing in each zone really showed each gateway.
-/// hub.yaml's `inference.calibration` points at it; the engine then uses these profiles in place of the geometric
-/// model, and the gateway offsets wherever a zone has no profile.
+/// A calibration file (`beacon-hub calibrate --out`): what a tag standing in each zone really showed each gateway, and,
+/// when the plan had a route, what each gateway showed at points along it. hub.yaml's `calibration` points at it. The
+/// `hmm` method uses the zones' profiles in place of the geometric model, and the gateway offsets wherever a zone has no
+/// profile; the `position` method fits its radio map to the route's points (docs/inference.md, "Calibration").
 public struct Calibration: Sendable, Hashable, Codable {
     /// What one gateway showed while the tag stood in one zone.
     public struct Profile: Sendable, Hashable, Codable {
@@ -22,6 +23,22 @@ public struct Calibration: Sendable, Hashable, Codable {
         }
     }
 
+    /// What the gateways showed over a few seconds of the route, around one place.
+    public struct Point: Sendable, Hashable, Codable {
+        /// Where the tag was (interpolated between the plan's route points), venue metres.
+        public var x: Double
+        public var y: Double
+        /// Per gateway that heard it: mean level, spread, share of the window's seconds with a reading, number of
+        /// readings.
+        public var levels: [String: Profile]
+
+        public init(x: Double, y: Double, levels: [String: Profile]) {
+            self.x = x
+            self.y = y
+            self.levels = levels
+        }
+    }
+
     public var site: SiteID
     /// When it was computed, unix seconds.
     public var created: Double
@@ -31,15 +48,18 @@ public struct Calibration: Sendable, Hashable, Codable {
     public var gatewayOffsets: [String: Double]
     /// Per zone, per gateway.
     public var zones: [String: [String: Profile]]
+    /// Along the plan's route, every `Calibrator.pointSeconds`; absent when the plan had no route.
+    public var points: [Point]?
 
     public init(
         site: SiteID, created: Double, referencePower: Double, gatewayOffsets: [String: Double],
-        zones: [String: [String: Profile]]
+        zones: [String: [String: Profile]], points: [Point]? = nil
     ) {
         self.site = site
         self.created = created
         self.referencePower = referencePower
         self.gatewayOffsets = gatewayOffsets
         self.zones = zones
+        self.points = points
     }
 }

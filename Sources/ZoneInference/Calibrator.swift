@@ -1,8 +1,23 @@
 import BeaconModel
 
-/// Turns a calibration walk — one tag standing in each zone for about 30 s — into a `Calibration`: per zone and
-/// gateway the level, spread and how often it was heard; per gateway its offset from the geometric model.
+/// Turns a calibration walk — one tag standing in each zone for about 30 s, or walked along a route of marked points —
+/// into a `Calibration`: per zone and gateway the level, spread and how often it was heard; per gateway its offset from
+/// the geometric model; and along the route, every `pointSeconds`, where the tag was and what each gateway showed.
 public struct Calibrator: Sendable {
+    /// One marked point of the route: the tag passed (x, y) at time `t` (unix seconds). Between two points it moved
+    /// in a straight line at an even pace; a pause is the same point twice.
+    public struct RoutePoint: Sendable, Hashable, Codable {
+        public var t: Double
+        public var x: Double
+        public var y: Double
+
+        public init(t: Double, x: Double, y: Double) {
+            self.t = t
+            self.x = x
+            self.y = y
+        }
+    }
+
     /// One stop of the plan: the tag stood in `zone` from `from` to `to` (unix seconds).
     public struct Stop: Sendable, Hashable, Codable {
         public var zone: ZoneID
@@ -18,10 +33,23 @@ public struct Calibrator: Sendable {
 
     /// Seconds dropped at each end of a stop: the person is still settling or already leaving.
     public static let settle = 2.0
+    /// The route's readings are pooled over windows of this many seconds (at a slow walk, a metre or two).
+    public static let pointSeconds = 2.0
 
     let model: VenueModel
     let beacon: String
     let stops: [Stop]
+    let route: [RoutePoint]
+    /// Per route window: the tag's interpolated positions summed, how many, and per gateway its readings.
+    var windows: [Int: Window] = [:]
+
+    struct Window: Sendable {
+        var x = 0.0
+        var y = 0.0
+        var count = 0
+        var readings: [Int: [Double]] = [:]
+        var seconds: [Int: Set<Int>] = [:]
+    }
     /// Per stop, per gateway: readings and the whole seconds in which there was one.
     var readings: [[Int: [Double]]]
     var seconds: [[Int: Set<Int>]]
@@ -29,17 +57,30 @@ public struct Calibrator: Sendable {
     public private(set) var used = 0
 
     /// `model` must be uncalibrated: offsets are measured against its geometry.
-    public init(model: VenueModel, beacon: String, stops: [Stop]) {
+    public init(model: VenueModel, beacon: String, stops: [Stop], route: [RoutePoint] = []) {
         self.model = model
         self.beacon = beacon.lowercased()
         self.stops = stops.sorted { $0.from < $1.from }
+        self.route = route.sorted { $0.t < $1.t }
         readings = stops.map { _ in [:] }
         seconds = stops.map { _ in [:] }
     }
 
     /// Takes one sighting; sightings of other beacons or outside every stop are ignored.
     public mutating func add(_ sighting: SightingLine) {
-        guard sighting.beacon == beacon, let gateway = model.gatewayIndex[sighting.gateway],
+        guard sighting.beacon == beacon, let gateway = model.gatewayIndex[sighting.gateway] else { return }
+        if let place = place(at: sighting.t) {
+            if let power = sighting.txPower { txPower = Double(power) }
+            let index = Int(((sighting.t - route[0].t) / Self.pointSeconds).rounded(.down))
+            windows[index, default: Window()].x += place.x
+            windows[index, default: Window()].y += place.y
+            windows[index, default: Window()].count += 1
+            windows[index, default: Window()].readings[gateway, default: []].append(Double(sighting.rssi))
+            windows[index, default: Window()].seconds[gateway, default: []].insert(
+                Int((sighting.t - route[0].t).rounded(.down)))
+            used += 1
+        }
+        guard
             let stop = stops.firstIndex(where: {
                 sighting.t >= $0.from + Self.settle && sighting.t < $0.to - Self.settle
             })
@@ -47,7 +88,46 @@ public struct Calibrator: Sendable {
         if let power = sighting.txPower { txPower = Double(power) }
         readings[stop][gateway, default: []].append(Double(sighting.rssi))
         seconds[stop][gateway, default: []].insert(Int((sighting.t - stops[stop].from).rounded(.down)))
-        used += 1
+        if place(at: sighting.t) == nil { used += 1 }
+    }
+
+    /// Where the route says the tag was at `t`; nil outside the route's time.
+    func place(at t: Double) -> (x: Double, y: Double)? {
+        guard let first = route.first, let last = route.last, t >= first.t, t <= last.t else { return nil }
+        var low = 0
+        var high = route.count - 1
+        // The last point at or before t.
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if route[middle].t <= t { low = middle } else { high = middle - 1 }
+        }
+        let a = route[low]
+        guard low + 1 < route.count else { return (a.x, a.y) }
+        let b = route[low + 1]
+        let share = b.t > a.t ? (t - a.t) / (b.t - a.t) : 0
+        return (a.x + (b.x - a.x) * share, a.y + (b.y - a.y) * share)
+    }
+
+    /// The route's windows as calibration points (nil without a route).
+    func routePoints() -> [Calibration.Point]? {
+        guard !route.isEmpty else { return nil }
+        return windows.keys.sorted().compactMap { index in
+            let window = windows[index]!
+            guard window.count > 0 else { return nil }
+            var levels: [String: Calibration.Profile] = [:]
+            for (gateway, values) in window.readings {
+                let mean = values.reduce(0, +) / Double(values.count)
+                let variance =
+                    values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(values.count - 1, 1))
+                let heard = min(Double(window.seconds[gateway]?.count ?? 0) / Self.pointSeconds, 1)
+                levels[model.gateways[gateway].rawValue] = Calibration.Profile(
+                    mean: (mean * 10).rounded() / 10, sd: (variance.squareRoot() * 10).rounded() / 10,
+                    heard: (heard * 100).rounded() / 100, samples: values.count)
+            }
+            let n = Double(window.count)
+            return Calibration.Point(
+                x: (window.x / n * 100).rounded() / 100, y: (window.y / n * 100).rounded() / 100, levels: levels)
+        }
     }
 
     /// The calibration, and one line per finding a person should look at.
@@ -118,12 +198,16 @@ public struct Calibrator: Sendable {
                     + "tag advertises no measured power and is not \(Int(reference)) dBm at 1 m. Fine if all tags are "
                     + "this model; else walk with a tag that advertises its power")
         }
-        for gateway in model.gateways where !readings.contains(where: { $0[model.gatewayIndex[gateway]!] != nil }) {
+        for gateway in model.gateways
+        where !readings.contains(where: { $0[model.gatewayIndex[gateway]!] != nil })
+            && !windows.values.contains(where: { $0.readings[model.gatewayIndex[gateway]!] != nil })
+        {
             warnings.append("gateway \(gateway) heard nothing of the tag during the walk — is it running?")
         }
         return (
             Calibration(
-                site: site, created: created, referencePower: reference, gatewayOffsets: offsets, zones: zones),
+                site: site, created: created, referencePower: reference, gatewayOffsets: offsets, zones: zones,
+                points: routePoints()),
             warnings
         )
     }

@@ -164,6 +164,14 @@ package struct FloorGrid: Sendable {
     }
 
     /// The centre of cell `index`.
+    /// The cell `point` lies in; nil off the grid.
+    package func cell(containing point: Point) -> Int? {
+        let column = Int(((point.x - origin.x) / cellSize).rounded(.down))
+        let row = Int(((point.y - origin.y) / cellSize).rounded(.down))
+        guard column >= 0, column < columns, row >= 0, row < rows else { return nil }
+        return row * columns + column
+    }
+
     package func centre(_ index: Int) -> Point {
         Point(
             origin.x + (Double(index % columns) + 0.5) * cellSize, origin.y + (Double(index / columns) + 0.5) * cellSize

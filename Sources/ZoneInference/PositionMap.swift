@@ -42,8 +42,14 @@ struct PositionMap: Sendable {
     let audibleFloor: Float
     static let tileMetres = 3.0
 
-    /// `exponent` overrides the settings' `pathLossExponent`; `grid` is shared by the maps of one venue.
-    init(venue: Venue, settings: InferenceSettings, grid: FloorGrid, exponent: Double) {
+    /// What the calibration's fit found per gateway (empty without a calibration route).
+    let fits: [GatewayFit]
+
+    /// `exponent` overrides the settings' `pathLossExponent`; `grid` is shared by the maps of one venue. With a
+    /// `calibration` that has route points, the levels are fitted to them.
+    init(
+        venue: Venue, settings: InferenceSettings, grid: FloorGrid, exponent: Double, calibration: Calibration? = nil
+    ) {
         var settings = settings
         settings.pathLossExponent = exponent
         self.exponent = exponent
@@ -73,12 +79,19 @@ struct PositionMap: Sendable {
                 level[g * count + c] = Float(value)
             }
         }
-        self.level = level
         let extra = settings.modelSigmaDB * settings.modelSigmaDB
         var radio = RadioSettings()
         radio.sensitivity = settings.sensitivity
         radio.bodyLossDB = settings.bodyLossDB
         noise = ReadingNoise(radio: radio, extraVariance: extra, walking: true)
+        if let calibration, calibration.points?.isEmpty == false {
+            fits = Self.fit(
+                level: &level, grid: grid, venue: venue, walls: walls.map(\.segment), calibration: calibration,
+                bias: Double(noise.meanOffset), sensitivity: settings.sensitivity)
+        } else {
+            fits = []
+        }
+        self.level = level
         var start: [Int32] = [0]
         var list: [Int32] = []
         let floor = Float(settings.sensitivity) - Self.audibleMargin - Float(settings.referencePower)

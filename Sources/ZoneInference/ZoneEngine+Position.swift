@@ -24,15 +24,25 @@ extension ZoneEngine {
     static let evidenceMemorySeconds = 1800.0
 
     /// The maps of every candidate exponent over one grid, and the one to start from: nearest `pathLossExponent`.
-    static func positionMaps(venue: Venue, settings: InferenceSettings) -> (maps: [PositionMap], choice: Int) {
+    /// With a calibration route, every map is fitted to it and the one to start from is the one that fitted it best
+    /// (least residual after each gateway's gain).
+    static func positionMaps(
+        venue: Venue, settings: InferenceSettings, calibration: Calibration? = nil
+    ) -> (maps: [PositionMap], choice: Int) {
         let grid = FloorGrid(
             venue: venue, reach: settings.maxWalkingSpeed * settings.tickSeconds, cellSide: settings.cellMetres)
         let exponents = settings.learnsExponent ? candidateExponents : [settings.pathLossExponent]
-        let maps = exponents.map { PositionMap(venue: venue, settings: settings, grid: grid, exponent: $0) }
+        let maps = exponents.map {
+            PositionMap(venue: venue, settings: settings, grid: grid, exponent: $0, calibration: calibration)
+        }
         var choice = 0
         for (k, exponent) in exponents.enumerated()
         where abs(exponent - settings.pathLossExponent) < abs(exponents[choice] - settings.pathLossExponent) {
             choice = k
+        }
+        if !maps[0].fits.isEmpty {
+            let misfit = maps.map { map in map.fits.reduce(0) { $0 + Double($1.points) * $1.gainRMS * $1.gainRMS } }
+            for k in maps.indices where misfit[k] < misfit[choice] { choice = k }
         }
         return (maps, choice)
     }

@@ -82,10 +82,13 @@ public struct ZoneEngine: Sendable {
     ) {
         self.init(
             model: VenueModel(venue: venue, settings: settings, calibration: calibration), venue: venue,
-            settings: settings, directory: directory)
+            settings: settings, directory: directory, calibration: calibration)
     }
 
-    init(model: VenueModel, venue: Venue, settings: InferenceSettings, directory: TagDirectory) {
+    init(
+        model: VenueModel, venue: Venue, settings: InferenceSettings, directory: TagDirectory,
+        calibration: Calibration? = nil
+    ) {
         self.model = model
         self.settings = settings
         self.directory = directory
@@ -103,7 +106,8 @@ public struct ZoneEngine: Sendable {
         distantPairs = distant
         position =
             settings.method == .position
-            ? PositionState(venue: venue, model: model, settings: settings) : PositionState()
+            ? PositionState(venue: venue, model: model, settings: settings, calibration: calibration)
+            : PositionState()
         logLikelihood = [Double](repeating: 0, count: model.zones.count + 1)
         scratchPosterior = [Float](repeating: 0, count: model.zones.count + 1)
         heardMask = [Bool](repeating: false, count: count)

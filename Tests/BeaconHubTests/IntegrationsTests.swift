@@ -421,14 +421,16 @@ import ZoneInference
             receiver.stop()
         }
         let (dispatcher, running) = try dispatcher(
-            "webhooks: [{ url: \"\(base)/hook\", timeoutSeconds: 0.5, retryInitialSeconds: 0.01 }]")
+            "webhooks: [{ url: \"\(base)/hook\", timeoutSeconds: 2, retryInitialSeconds: 0.01 }]")
         defer { running.cancel() }
         let start = ContinuousClock.now
         dispatcher.enqueue(Self.event(.enter))
         let counts = await Self.settle(dispatcher) { $0[0].delivered == 1 }
-        #expect(counts[0].delivered == 1 && counts[0].attempts == 2)
+        // At least two attempts: the held one was given up. A busy machine may also time out a later attempt (a CI
+        // run with both cores busy took over 0.5 s to answer one), so the count is a floor, not an exact number.
+        #expect(counts[0].delivered == 1 && counts[0].attempts >= 2)
         let elapsed = ContinuousClock.now - start
-        #expect(elapsed >= .milliseconds(500) && elapsed < .seconds(8), "gave up the held attempt at its deadline")
+        #expect(elapsed >= .seconds(2) && elapsed < .seconds(9), "gave up the held attempt at its deadline")
     }
 
     @Test func aFullQueueDropsTheOldestWaitingEventsAndCountsThem() async throws {

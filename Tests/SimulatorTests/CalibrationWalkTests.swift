@@ -30,6 +30,38 @@ import Testing
         #expect(hash == 0x89dd_6a4c_76d7_9b75)
     }
 
+    /// The plan's route (docs/inference.md, "Calibration") is where the walker was: every 5 s of each stop and at its
+    /// end, inside the stop's zone, on the stroll's ellipse; a standing walk's route stays on one spot per stop.
+    @Test func thePlansRouteIsWhereTheWalkerWas() throws {
+        struct Plan: Decodable {
+            struct Stop: Decodable { var zone: String, from: Double, to: Double }
+            struct RoutePoint: Decodable { var t: Double, x: Double, y: Double }
+            var beacon: String
+            var stops: [Stop]
+            var route: [RoutePoint]
+        }
+        let museum = try VenueLoader.load(
+            from: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml").path)
+        for strolling in [true, false] {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("walk-\(UUID())").path
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            _ = try CalibrationWalk.writeFiles(
+                venue: museum, seed: 1, start: 1_763_800_000, dwell: 30, strolling: strolling, directory: folder)
+            let plan = try ConfigLoader.load(Plan.self, from: folder + "/plan.yaml")
+            #expect(plan.stops.count == museum.zones.count)
+            // Per stop: 0, 5, …, 25 s and its end.
+            #expect(plan.route.count == plan.stops.count * 7)
+            for stop in plan.stops {
+                let points = plan.route.filter { $0.t >= stop.from && $0.t <= stop.to }
+                let zone = try #require(museum.zones.first { $0.id.rawValue == stop.zone })
+                #expect(points.count == 7 && points.first?.t == stop.from && points.last?.t == stop.to)
+                #expect(points.allSatisfy { zone.shape.contains(Point($0.x, $0.y)) }, "\(stop.zone)")
+                let spots = Set(points.map { "\($0.x) \($0.y)" })
+                #expect(strolling ? spots.count >= 5 : spots.count == 1, "\(stop.zone): \(spots)")
+            }
+        }
+    }
+
     /// The walk is in the run's radio: the gateways' clocks stamp it with the run's offsets, and bursts take packets.
     @Test func theWalkHasTheRunsClocksAndBursts() throws {
         let plain = try VenueSimulationTests.lab(radio: ["packetLoss: 0"])

@@ -1,0 +1,171 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Fitting a map to a calibration route: per gateway its gain, and a smooth residual map round the points where the
+/// walk measured it (what the geometry misses: shadowing, antennas, the walls' real losses).
+extension PositionMap {
+    /// How the fit went for one gateway.
+    struct GatewayFit: Sendable, Hashable {
+        /// Points that taught it, and the gain fitted: how much louder (+) than the geometric model it reads, dB.
+        var points: Int
+        var gain: Double
+        /// Root-mean-square residual of those points against the geometric model, after the gain alone, and after the
+        /// whole fit with each point left out of its own correction (what it says of places the walk did not reach).
+        var geometricRMS: Double
+        var gainRMS: Double
+        var fittedRMS: Double
+    }
+
+    /// Only route readings this far above sensitivity (dB), heard in every second of their window, teach the map: a
+    /// weaker link is heard only when it fades up, and its readings overstate its level.
+    static let fitMarginDB = 8.0
+    /// The residual map's smoothing length (metres; the radio's shadowing is correlated over 1–5 m), and how many
+    /// points' worth of prior hold a cell's correction at the gateway's gain, and a gain at 0. Chosen on the training
+    /// venues' strolling walks: lengths 0.7 / 1 / 1.5 / 3 m gave medians 73.9 / 76.2 / 75.1 / 73.3 %, a cell prior of
+    /// 0.3 / 1 / 2 at 1.5 m or 1 m gave 73.1 / 75.1 / 73.7 %; gains alone 71.7 %.
+    static let fitLengthMetres = 1.0
+    static let fitCellPrior = 1.0
+    static let fitGainPrior = 3.0
+
+    /// One point's reading of one gateway: where, its residual against the geometric level there, its weight.
+    struct FitSample {
+        var x: Double
+        var y: Double
+        var residual: Double
+        var weight: Double
+    }
+
+    /// The samples of gateway `g` among `points`: residuals against `level` (the geometric map, 0 dBm tag) of a tag of
+    /// `referencePower`, less the noise's mean offset `bias`.
+    static func fitSamples(
+        gateway id: String, g: Int, points: [Calibration.Point], level: [Float], grid: FloorGrid,
+        referencePower: Double, bias: Double, sensitivity: Double
+    ) -> [FitSample] {
+        var samples: [FitSample] = []
+        for point in points {
+            guard let profile = point.levels[id], profile.samples >= 2, profile.heard >= 1,
+                profile.mean >= sensitivity + fitMarginDB, let cell = grid.cell(containing: Point(point.x, point.y))
+            else { continue }
+            let expected = Double(level[g * grid.count + cell])
+            guard expected > -200 else { continue }
+            let residual = min(max(profile.mean - referencePower - expected - bias, -20), 20)
+            samples.append(
+                FitSample(x: point.x, y: point.y, residual: residual, weight: Double(min(profile.samples, 4)) / 4))
+        }
+        return samples
+    }
+
+    /// Adds the fitted gain and residual map of every gateway to `level`, in place; what each gateway's fit found.
+    /// Residuals are not smoothed across a wall: each side learns its own.
+    static func fit(
+        level: inout [Float], grid: FloorGrid, venue: Venue, walls: [Segment], calibration: Calibration, bias: Double,
+        sensitivity: Double
+    ) -> [GatewayFit] {
+        let points = calibration.points ?? []
+        let length = fitLengthMetres
+        let cutoff = 3 * length
+        let span = Int((cutoff / grid.cellSize).rounded(.up))
+        var sums = [Double](repeating: 0, count: grid.count)
+        var weights = [Double](repeating: 0, count: grid.count)
+        var touched: [Int] = []
+        var fits: [GatewayFit] = []
+        for (g, gateway) in venue.gateways.enumerated() {
+            let samples = fitSamples(
+                gateway: gateway.id.rawValue, g: g, points: points, level: level, grid: grid,
+                referencePower: calibration.referencePower, bias: bias, sensitivity: sensitivity)
+            let total = samples.reduce(0) { $0 + $1.weight }
+            let gain = samples.reduce(0) { $0 + $1.weight * $1.residual } / (total + fitGainPrior)
+            // Each sample's kernel over the cells within `cutoff` on its side of every wall.
+            for sample in samples {
+                let here = Point(sample.x, sample.y)
+                let near = walls.filter { $0.distance(to: here) <= cutoff }
+                let column = Int(((sample.x - grid.origin.x) / grid.cellSize).rounded(.down))
+                let row = Int(((sample.y - grid.origin.y) / grid.cellSize).rounded(.down))
+                for r in max(row - span, 0)...min(row + span, grid.rows - 1) {
+                    for c in max(column - span, 0)...min(column + span, grid.columns - 1) {
+                        let cell = r * grid.columns + c
+                        guard level[g * grid.count + cell] > -200 else { continue }
+                        let centre = grid.centre(cell)
+                        let dx = centre.x - sample.x
+                        let dy = centre.y - sample.y
+                        let squared = dx * dx + dy * dy
+                        guard squared <= cutoff * cutoff else { continue }
+                        if !near.isEmpty {
+                            let path = Segment(here, centre)
+                            if near.contains(where: { boxesMeet(path, $0) && path.intersects($0) }) { continue }
+                        }
+                        let k = sample.weight * exp(-squared / (2 * length * length))
+                        if weights[cell] == 0 { touched.append(cell) }
+                        sums[cell] += k * (sample.residual - gain)
+                        weights[cell] += k
+                    }
+                }
+            }
+            // The fit's quality: each sample against the correction of the others at its cell.
+            var squares = (geometric: 0.0, gain: 0.0, fitted: 0.0)
+            for sample in samples {
+                let cell = grid.cell(containing: Point(sample.x, sample.y))!
+                let centre = grid.centre(cell)
+                let squared =
+                    (centre.x - sample.x) * (centre.x - sample.x) + (centre.y - sample.y) * (centre.y - sample.y)
+                let own = sample.weight * exp(-squared / (2 * length * length))
+                let others = weights[cell] - own
+                let left = others > 0 ? (sums[cell] - own * (sample.residual - gain)) / (others + fitCellPrior) : 0
+                squares.geometric += sample.weight * sample.residual * sample.residual
+                squares.gain += sample.weight * (sample.residual - gain) * (sample.residual - gain)
+                squares.fitted += sample.weight * (sample.residual - gain - left) * (sample.residual - gain - left)
+            }
+            func rms(_ sum: Double) -> Double { total > 0 ? (sum / total).squareRoot() : 0 }
+            fits.append(
+                GatewayFit(
+                    points: samples.count, gain: gain, geometricRMS: rms(squares.geometric),
+                    gainRMS: rms(squares.gain), fittedRMS: rms(squares.fitted)))
+            let base = g * grid.count
+            for cell in 0..<grid.count where level[base + cell] > -200 {
+                level[base + cell] += Float(gain)
+            }
+            for cell in touched {
+                level[base + cell] += Float(sums[cell] / (weights[cell] + fitCellPrior))
+                sums[cell] = 0
+                weights[cell] = 0
+            }
+            touched.removeAll(keepingCapacity: true)
+        }
+        return fits
+    }
+}
+
+/// What fitting the `position` method's radio map to a calibration's route found: `beacon-hub calibrate` prints it.
+public struct RadioMapFit: Sendable {
+    public struct Gateway: Sendable, Hashable {
+        public var gateway: GatewayID
+        /// Route points that taught it; its gain over the geometric model, dB; the points' RMS residual against the
+        /// geometry, after the gain, and after the whole fit with each point left out of its own correction, dB.
+        public var points: Int
+        public var gain: Double
+        public var geometricRMS: Double
+        public var gainRMS: Double
+        public var fittedRMS: Double
+    }
+
+    /// The path-loss exponent whose map fitted the route best (the engine starts from it).
+    public var exponent: Double
+    public var gateways: [Gateway]
+
+    /// Nil when the calibration has no route points.
+    public init?(venue: Venue, settings: InferenceSettings, calibration: Calibration) {
+        guard calibration.points?.isEmpty == false else { return nil }
+        var settings = settings
+        settings.method = .position
+        let (maps, choice) = ZoneEngine.positionMaps(venue: venue, settings: settings, calibration: calibration)
+        exponent = maps[choice].exponent
+        gateways = zip(venue.gateways, maps[choice].fits).map { gateway, fit in
+            Gateway(
+                gateway: gateway.id, points: fit.points, gain: fit.gain, geometricRMS: fit.geometricRMS,
+                gainRMS: fit.gainRMS, fittedRMS: fit.fittedRMS)
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import BeaconConfig
+import BeaconModel
+import Testing
+
+@testable import ZoneInference
+
+/// The `position` method's calibration: a route's points become per-gateway gains and a residual map, recovering
+/// known levels; a plan's route becomes points where the tag was.
+@Suite struct PositionCalibrationTests {
+    static var settings: InferenceSettings {
+        var settings = InferenceSettings()
+        settings.method = .position
+        settings.learnsExponent = false
+        return settings
+    }
+
+    /// Two 10 × 8 m rooms with a light wall between them (its door at the south end), one gateway in each.
+    static func venue() throws -> Venue {
+        try VenueLoader.decode(
+            """
+            site: walled
+            zones:
+              - { id: a, rect: { x: 0, y: 0, width: 10, height: 8 } }
+              - { id: b, rect: { x: 10, y: 0, width: 10, height: 8 } }
+            doors:
+              - { between: [outside, a], at: [5, 0] }
+              - { between: [a, b], at: [10, 1] }
+            walls:
+              - { from: [10, 2], to: [10, 8], material: light }
+            gateways:
+              - { id: gw-a, zone: a, position: [5, 4] }
+              - { id: gw-b, zone: b, position: [15, 4] }
+            """, file: "walled.yaml")
+    }
+
+    /// What a calibration tag of −59 dBm shows at (x, y): the uncalibrated map's level plus `truth`, plus the noise's
+    /// mean offset (what the map's fit takes off), as the mean of four readings.
+    static func point(
+        _ x: Double, _ y: Double, map: PositionMap, truth: (String, Double, Double) -> Double
+    ) -> Calibration.Point {
+        let cell = map.grid.cell(containing: Point(x, y))!
+        var levels: [String: Calibration.Profile] = [:]
+        for (g, id) in ["gw-a", "gw-b"].enumerated() {
+            let level =
+                Double(map.level[g * map.grid.count + cell]) - 59 + truth(id, x, y) + Double(map.noise.meanOffset)
+            levels[id] = Calibration.Profile(mean: level, sd: 3, heard: 1, samples: 4)
+        }
+        return Calibration.Point(x: x, y: y, levels: levels)
+    }
+
+    /// A walk over both rooms, a point every metre: gw-a reads 4 dB louder than the model everywhere and a further
+    /// 6 dB louder in the north-west corner (x < 4, y > 5: a reflector); gw-b reads 3 dB quieter in its own room and
+    /// 3 dB louder through the wall in room a (the wall is thinner than the model thinks).
+    @Test func theFitRecoversGainsAndAResidualThatStopsAtTheWall() throws {
+        let venue = try Self.venue()
+        let plain = PositionMap(
+            venue: venue, settings: Self.settings,
+            grid: FloorGrid(venue: venue, reach: 1, cellSide: 0.5), exponent: 2.2)
+        let truth = { (id: String, x: Double, y: Double) -> Double in
+            id == "gw-a" ? 4 + (x < 4 && y > 5 ? 6 : 0) : (x < 10 ? 3 : -3)
+        }
+        var points: [Calibration.Point] = []
+        for x in stride(from: 0.7, to: 20, by: 1.0) {
+            for y in stride(from: 0.7, to: 8, by: 1.0) { points.append(Self.point(x, y, map: plain, truth: truth)) }
+        }
+        let calibration = Calibration(
+            site: "walled", created: 0, referencePower: -59, gatewayOffsets: [:], zones: [:], points: points)
+        let fitted = PositionMap(
+            venue: venue, settings: Self.settings, grid: plain.grid, exponent: 2.2, calibration: calibration)
+        #expect(fitted.fits.count == 2)
+        let gains = fitted.fits.map(\.gain)
+        // gw-a's gain is 4 plus the reflector's share of its points, shrunk a little by the prior; gw-b's the middle
+        // of its two rooms'.
+        #expect(abs(gains[1]) < 0.3, "gw-b gain \(gains[1])")
+        #expect(gains[0] > 4 && gains[0] < 5.5, "gw-a gain \(gains[0])")
+        let grid = plain.grid
+        func change(_ g: Int, _ x: Double, _ y: Double) -> Double {
+            let cell = grid.cell(containing: Point(x, y))!
+            return Double(fitted.level[g * grid.count + cell] - plain.level[g * grid.count + cell])
+        }
+        // Where the walk was, the fitted level is the truth within a dB.
+        for (x, y) in [(2.0, 2.0), (7.0, 3.0), (12.0, 6.0), (18.0, 1.5)] {
+            #expect(abs(change(0, x, y) - truth("gw-a", x, y)) < 1, "gw-a at (\(x), \(y)): \(change(0, x, y))")
+            #expect(abs(change(1, x, y) - truth("gw-b", x, y)) < 1, "gw-b at (\(x), \(y)): \(change(1, x, y))")
+        }
+        #expect(abs(change(0, 1.5, 7.0) - 10) < 1.5, "the reflector's corner: \(change(0, 1.5, 7.0))")
+        // The fit explains the points better than the gains alone, and the gains better than the geometry.
+        let fit = fitted.fits[0]
+        #expect(fit.fittedRMS < fit.gainRMS && fit.gainRMS < fit.geometricRMS)
+        #expect(fitted.fits[1].fittedRMS < 1 && fitted.fits[1].gainRMS > 2.5)
+        // A residual on one side of the wall does not leak to the other: gw-b's corrections either side of it are
+        // each side's own, not a blend (half a metre apart, well within the smoothing length).
+        #expect(abs(change(1, 10.25, 6.0) - -3) < 1, "east of the wall: \(change(1, 10.25, 6.0))")
+        #expect(abs(change(1, 9.75, 6.0) - 3) < 1, "west of the wall: \(change(1, 9.75, 6.0))")
+        // Beyond the walk (the grid's margin outside the building), the gain alone.
+        #expect(abs(change(1, 25, 4) - gains[1]) < 0.01)
+    }
+
+    /// The route in a plan places each reading between its marked points; readings are pooled every two seconds.
+    @Test func aRouteBecomesPointsWhereTheTagWas() throws {
+        let venue = try TestVenue.venue()
+        let model = VenueModel(venue: venue, settings: InferenceSettings())
+        let route = [
+            Calibrator.RoutePoint(t: 100, x: 2, y: 4), Calibrator.RoutePoint(t: 110, x: 12, y: 4),
+            Calibrator.RoutePoint(t: 120, x: 12, y: 4),
+        ]
+        var calibrator = Calibrator(model: model, beacon: TestVenue.beacon, stops: [], route: route)
+        #expect(calibrator.place(at: 105).map { [$0.x, $0.y] } == [7, 4])
+        #expect(calibrator.place(at: 115).map { [$0.x, $0.y] } == [12, 4])
+        #expect(calibrator.place(at: 99) == nil && calibrator.place(at: 121) == nil)
+        for tenth in stride(from: 1000, through: 1200, by: 5) {
+            let t = Double(tenth) / 10
+            calibrator.add(
+                SightingLine(t: t, gateway: "gw-a", beacon: TestVenue.beacon, rssi: t < 110 ? -60 : -70, txPower: -59))
+        }
+        // Other beacons and times off the route are not used.
+        calibrator.add(SightingLine(t: 105, gateway: "gw-a", beacon: "ibeacon:other:1:1", rssi: -40, txPower: -59))
+        calibrator.add(SightingLine(t: 130, gateway: "gw-a", beacon: TestVenue.beacon, rssi: -40, txPower: -59))
+        #expect(calibrator.used == 41)
+        let points = try #require(calibrator.result(site: "row", created: 0).calibration.points)
+        // Windows [100, 102), …, [118, 120), and the last reading at 120 alone.
+        #expect(points.count == 11)
+        #expect(points[0].x == 2.75 && points[0].y == 4, "the mean of 2, 2.5, 3 and 3.5")
+        #expect(points[0].levels["gw-a"] == Calibration.Profile(mean: -60, sd: 0, heard: 1, samples: 4))
+        #expect(points[6].x == 12 && points[6].levels["gw-a"]?.mean == -70)
+    }
+}
