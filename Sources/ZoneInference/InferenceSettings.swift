@@ -14,7 +14,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         case strongest
     }
 
-    public var method = Method.hmm
+    public var method = Method.position
     /// Time constant of the per-(tag, gateway) RSSI smoothing.
     public var smoothingSeconds = 1.5
     /// A gateway that has not heard a tag for this long (or 3 advertising intervals, if longer) stops counting.

@@ -114,7 +114,7 @@ import Testing
         let json = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
         #expect(json.contains("\"position\":{"), "\(json)")
         // The zone HMM knows no position: the field is absent.
-        var hmm = Driver(engine: try TestVenue.engine())
+        var hmm = Driver(engine: try TestVenue.engine(settings: TestVenue.hmm))
         hmm.stay(in: "c", from: 0, to: 30)
         #expect(try #require(hmm.engine.tagState(TestVenue.tag)).position == nil)
     }

@@ -94,6 +94,8 @@ import ZoneInference
         return Scorer.score(truth: recording.truth, events: events).overall
     }
 
+    /// The zone HMM (`method: hmm`, kept one release for comparison) on the robot run, uncalibrated and calibrated
+    /// from the robot's calibration run (the `position` method's: PositionEngineTests.beatsTheBaselineOnTheRecordedFlat).
     @Test func hubBeatsTheBaselineOnTheRobotRun() throws {
         let venue = try Self.venue()
         let directory = TagDirectory(named: [(Self.beacon, Self.tag)], regions: [])
@@ -103,10 +105,11 @@ import ZoneInference
 
         let baseline = Self.score(
             ZoneEngine(venue: venue, settings: .strongestBaseline, directory: directory), on: test)
-        let hub = Self.score(ZoneEngine(venue: venue, settings: InferenceSettings(), directory: directory), on: test)
+        let hmm = TestVenue.hmm
+        let hub = Self.score(ZoneEngine(venue: venue, settings: hmm, directory: directory), on: test)
         // The tag advertises no measured power and is ~17 dB louder than −59 dBm: with the usual 2 dB prior on its
         // offset, the hub took the zone with most gateways near (the living room) for the whole run.
-        var narrow = InferenceSettings()
+        var narrow = hmm
         narrow.unknownPowerSigmaDB = narrow.tagOffsetSigmaDB
         let narrowPrior = Self.score(ZoneEngine(venue: venue, settings: narrow, directory: directory), on: test)
 
@@ -122,7 +125,7 @@ import ZoneInference
         #expect(calibration.zones.count == 4)
         #expect(warnings.contains { $0.contains("no measured power") }, "\(warnings)")
         let calibrated = Self.score(
-            ZoneEngine(venue: venue, settings: InferenceSettings(), directory: directory, calibration: calibration),
+            ZoneEngine(venue: venue, settings: hmm, directory: directory, calibration: calibration),
             on: test)
 
         print("flat-kolakowski test_robot: hub \(hub), calibrated \(calibrated), baseline \(baseline)")

@@ -27,6 +27,13 @@ enum TestVenue {
             """, file: "row.yaml")
     }
 
+    /// The zone HMM (`method: hmm`), for the tests of its own timings and priors.
+    static var hmm: InferenceSettings {
+        var settings = InferenceSettings()
+        settings.method = .hmm
+        return settings
+    }
+
     static func engine(
         settings: InferenceSettings = InferenceSettings(), regions: [TagRegion] = [],
         named: [(beacon: String, tag: TagID)] = [(beacon, tag)], calibration: Calibration? = nil

@@ -16,8 +16,10 @@ import ZoneInference
         #expect(enter.confidence >= settings.enterProbability)
     }
 
+    /// The zone HMM's timing on the test venue's made-up levels (the `position` method's, on the same walk:
+    /// PositionEngineTests.walksThroughAdjacentRooms).
     @Test func walksThroughAdjacentRoomsWithinSeconds() throws {
-        var driver = Driver(engine: try TestVenue.engine())
+        var driver = Driver(engine: try TestVenue.engine(settings: TestVenue.hmm))
         driver.stay(in: "a", from: 0, to: 30)
         driver.stay(in: "b", from: 30, to: 60)
         driver.stay(in: "c", from: 60, to: 90)
