@@ -10,8 +10,8 @@ lives in data/recorded/flat_ble_uwb_kolakowski/ (see its README for the columns 
 writes, for each run (calibration, test_robot, test_walk), OUT/<run>/sightings.jsonl and, for the robot runs
 (the only ones with positions), OUT/<run>/truth.jsonl, OUT/<run>/positions.jsonl (the robot's position at every row,
 for `beacon-sim score --positions`: accuracy away from zone boundaries) and OUT/<run>/plan.yaml (the stretches the
-robot spent in one zone, usable by `beacon-hub calibrate --plan`). The venue is config/venues/flat-kolakowski.yaml; docs/accuracy.md
-has the figures and the choices made here:
+robot spent in one zone, and its route: its position at every row; usable by `beacon-hub calibrate --plan`). The
+venue is config/venues/flat-kolakowski.yaml; docs/accuracy.md has the figures and the choices made here:
 
 - ts (ns) becomes seconds; every receiver's value in a row becomes one sighting from gateway rx-<n> (empty = not
   received); the authors' averaged fractional RSSI is rounded to whole dBm, as a scanner reports it.
@@ -125,6 +125,10 @@ def write_run(rows, directory):
         for zone, enter, exit_ in intervals:
             if exit_ - enter >= MIN_STOP:
                 file.write(f"  - {{ zone: {zone}, from: {enter + STOP_MARGIN:.3f}, to: {exit_ - STOP_MARGIN:.3f} }}\n")
+        # The route: where the robot was (its UWB position) at every row, for the position method's map.
+        file.write("route:\n")
+        for t, (x, y), _ in rows:
+            file.write(f"  - {{ t: {t}, x: {round(x, 3)}, y: {round(y, 3)} }}\n")
     return count, intervals
 
 

@@ -17,6 +17,8 @@ import ZoneInference
     struct Recording {
         var sightings: [SightingLine] = []
         var truth: [TruthInterval] = []
+        /// Where the robot was at each row (the recording's UWB-measured x, y): a calibration plan's route.
+        var route: [Calibrator.RoutePoint] = []
     }
 
     static func venue() throws -> Venue {
@@ -62,6 +64,7 @@ import ZoneInference
                         rssi: Int(value.rounded()), kind: .iBeacon))
             }
             let point = Point(try #require(Double(fields[x])), try #require(Double(fields[y])))
+            recording.route.append(Calibrator.RoutePoint(t: t, x: point.x, y: point.y))
             let zone = (venue.zone(at: point) ?? nearestZone(to: point, in: venue)).id
             if let last = recording.truth.last, last.zone == zone {
                 recording.truth[recording.truth.count - 1].exit = t
