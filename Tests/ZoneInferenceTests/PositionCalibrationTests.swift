@@ -1,5 +1,7 @@
 import BeaconConfig
 import BeaconModel
+import Foundation
+import Simulator
 import Testing
 
 @testable import ZoneInference
@@ -94,6 +96,66 @@ import Testing
         #expect(abs(change(1, 9.75, 6.0) - 3) < 1, "west of the wall: \(change(1, 9.75, 6.0))")
         // Beyond the walk (the grid's margin outside the building), the gain alone.
         #expect(abs(change(1, 25, 4) - gains[1]) < 0.01)
+    }
+
+    /// End to end through the simulator: a strolling calibration walk (`beacon-sim calibration-walk`) in a venue whose
+    /// gateways' gains are known (+5, −4, +2, −6 dB, no shadowing, exponent 2.2), read by `Calibrator` from its plan,
+    /// chooses exponent 2.2 and ranks the gateways' gains as they are, their median error within 1.5 dB and each
+    /// within 3. (When written: gw-1 and gw-3 fitted 2.3 and 2.5 dB low, gw-2 and gw-4 within a dB; why the two is not
+    /// understood yet. A standing walk, one spot per zone, chose exponent 1.8 and every gain 2–4 dB low: a stroll is
+    /// needed to tell gain from exponent.)
+    @Test func aSimulatedWalkRecoversTheSimulatorsGains() throws {
+        let gains = ["gw-1": 5.0, "gw-2": -4.0, "gw-3": 2.0, "gw-4": -6.0]
+        let venue = try VenueLoader.decode(
+            """
+            site: lab
+            zones:
+              - { id: west, rect: { x: 0, y: 0, width: 12, height: 10 } }
+              - { id: east, rect: { x: 12, y: 0, width: 12, height: 10 } }
+            doors:
+              - { between: [outside, west], at: [6, 0] }
+              - { between: [west, east], at: [12, 5] }
+            gateways:
+              - { id: gw-1, zone: west, position: [3, 5], height: 2, gainOffset: 5 }
+              - { id: gw-2, zone: west, position: [9, 5], height: 2, gainOffset: -4 }
+              - { id: gw-3, zone: east, position: [15, 5], height: 2, gainOffset: 2 }
+              - { id: gw-4, zone: east, position: [21, 5], height: 2, gainOffset: -6 }
+            radio:
+              pathLossExponent: 2.2
+              shadowingSigma: 0
+            """, file: "lab.yaml")
+        struct Plan: Decodable {
+            var beacon: String
+            var stops: [Calibrator.Stop]
+            var route: [Calibrator.RoutePoint]
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fit-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try CalibrationWalk.writeFiles(
+            venue: venue, seed: 5, start: 1_763_800_000, dwell: 60, strolling: true, directory: folder)
+        let plan = try ConfigLoader.load(Plan.self, from: folder + "/plan.yaml")
+        var calibrator = Calibrator(
+            model: VenueModel(venue: venue, settings: Self.settings), beacon: plan.beacon, stops: plan.stops,
+            route: plan.route)
+        let text = try String(contentsOfFile: folder + "/sightings.jsonl", encoding: .utf8)
+        for line in text.split(separator: "\n") {
+            calibrator.add(try ContractCoding.decodeLine(SightingLine.self, from: String(line)))
+        }
+        let calibration = calibrator.result(site: "lab", created: 0).calibration
+        var settings = Self.settings
+        settings.learnsExponent = true
+        let fit = try #require(RadioMapFit(venue: venue, settings: settings, calibration: calibration))
+        #expect(fit.exponent == 2.2)
+        var errors: [Double] = []
+        for row in fit.gateways {
+            let truth = try #require(gains[row.gateway.rawValue])
+            errors.append(abs(row.gain - truth))
+            #expect(abs(row.gain - truth) < 3, "\(row.gateway): fitted \(row.gain) dB, truth \(truth) dB, \(row)")
+            #expect(row.points >= 20)
+        }
+        #expect(errors.sorted()[1...2].reduce(0, +) / 2 < 1.5, "errors \(errors)")
+        let ranked = fit.gateways.sorted { $0.gain > $1.gain }.map(\.gateway.rawValue)
+        #expect(ranked == ["gw-1", "gw-3", "gw-2", "gw-4"])
     }
 
     /// The route in a plan places each reading between its marked points; readings are pooled every two seconds.
