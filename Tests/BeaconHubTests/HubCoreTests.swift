@@ -11,7 +11,7 @@ import ZoneInference
     static let beacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1"
     static let t0 = 1_800_000_000.0
 
-    static func core(live: String = "") throws -> HubCore {
+    static func core(live: String = "", inference: String = "") throws -> HubCore {
         let venue = try VenueLoader.decode(
             """
             site: row
@@ -32,6 +32,7 @@ import ZoneInference
                 site: row
                 tags: [{ id: tag-1, beacon: "\(beacon)" }]
                 live: { heartbeatSeconds: 10, gapTimeoutSeconds: 30\(live) }
+                \(inference)
                 """, file: "hub.yaml")
         let engine = ZoneEngine(
             venue: venue, settings: configuration.inference,
@@ -283,9 +284,11 @@ import ZoneInference
     }
 
     /// `since` is when the tag entered its current state: for a named tag never heard, when the hub began tracking;
-    /// for a tag heard but in no zone, its first sighting — never 0.
+    /// for a tag heard but in no zone, its first sighting — never 0. With the zone HMM, whose "too weak for any zone"
+    /// this scenario needs: the `position` method places a tag heard at −99 dBm by gw-a alone in the far end of b
+    /// (gw-b's silence costs little against 15 % packet loss), a weakness noted in issue 19.
     @Test func sinceIsWhenTheTagEnteredItsStateEvenOutsideEveryZone() throws {
-        var core = try Self.core()
+        var core = try Self.core(inference: "inference: { method: hmm }")
         core.tick(at: Self.t0 + 1, connected: true)
         // Not published before it is heard; the API's state of it says since when it is unknown.
         #expect(Self.tagStates(core.takeOutgoing()).isEmpty)

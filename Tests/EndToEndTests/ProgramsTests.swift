@@ -22,7 +22,7 @@ struct ProgramsTests {
 
     /// The first message decoding to a `T` that satisfies `predicate`, or nil after `timeout`.
     func first<T: Decodable & Sendable>(
-        _ type: T.Type, in collector: MessageCollector, within timeout: Duration = .seconds(10),
+        _ type: T.Type, in collector: MessageCollector, within timeout: Duration = .seconds(30),
         where predicate: @escaping @Sendable (T) -> Bool
     ) async -> T? {
         let message = await collector.first(within: timeout) { message in
