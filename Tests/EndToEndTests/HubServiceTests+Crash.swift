@@ -53,7 +53,7 @@ extension HubServiceTests {
         #expect(await sim.waitForExit(timeout: .seconds(Double(simulatedSeconds) * 3 + 60)) == 0, "sim: \(sim.text)")
         try await Task.sleep(for: .seconds(2))
         hub.signal(SIGTERM)
-        #expect(await hub.waitForExit(timeout: .seconds(15)) == 0, "hub did not stop cleanly: \(hub.text)")
+        #expect(await hub.waitForExit(timeout: .seconds(60)) == 0, "hub did not stop cleanly: \(hub.text)")
         try await Self.check(database, acknowledged: Self.highest(acks.messages), after: "the end")
 
         let (committed, waiting, sightings) = try await Self.accountForEveryBatch(

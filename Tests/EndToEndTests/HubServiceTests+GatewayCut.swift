@@ -94,8 +94,15 @@ extension HubServiceTests {
                 (try? await store.database.fetchInteger(
                     "SELECT count(*) FROM batches WHERE gateway \(gateway)")) ?? 0
         }
-        try await Task.sleep(for: .seconds(5))
-        let annexBefore = await committed("= 'gw-annex'")
+        // The annex flows before it is cut: its first batches committed (polled; on a busy machine the agent and the
+        // hub took over 5 s to get there).
+        let flowing = ContinuousClock.now.advanced(by: .seconds(60))
+        var annexBefore = 0
+        while ContinuousClock.now < flowing {
+            annexBefore = await committed("= 'gw-annex'")
+            if annexBefore > 0 { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
         #expect(annexBefore > 0, "the annex's first batches were not committed: \(annex.text.suffix(1500))")
 
         // The cut: the annex's connection drops and it cannot reconnect; the museum's gateways go on.
