@@ -49,6 +49,14 @@ public struct Calibrator: Sendable {
         var count = 0
         var readings: [Int: [Double]] = [:]
         var seconds: [Int: Set<Int>] = [:]
+
+        mutating func add(_ rssi: Double, gateway: Int, at place: (x: Double, y: Double), second: Int) {
+            x += place.x
+            y += place.y
+            count += 1
+            readings[gateway, default: []].append(rssi)
+            seconds[gateway, default: []].insert(second)
+        }
     }
     /// Per stop, per gateway: readings and the whole seconds in which there was one.
     var readings: [[Int: [Double]]]
@@ -69,15 +77,12 @@ public struct Calibrator: Sendable {
     /// Takes one sighting; sightings of other beacons or outside every stop are ignored.
     public mutating func add(_ sighting: SightingLine) {
         guard sighting.beacon == beacon, let gateway = model.gatewayIndex[sighting.gateway] else { return }
-        if let place = place(at: sighting.t) {
+        let place = place(at: sighting.t)
+        if let place {
             if let power = sighting.txPower { txPower = Double(power) }
-            let index = Int(((sighting.t - route[0].t) / Self.pointSeconds).rounded(.down))
-            windows[index, default: Window()].x += place.x
-            windows[index, default: Window()].y += place.y
-            windows[index, default: Window()].count += 1
-            windows[index, default: Window()].readings[gateway, default: []].append(Double(sighting.rssi))
-            windows[index, default: Window()].seconds[gateway, default: []].insert(
-                Int((sighting.t - route[0].t).rounded(.down)))
+            let since = sighting.t - route[0].t
+            windows[Int((since / Self.pointSeconds).rounded(.down)), default: Window()].add(
+                Double(sighting.rssi), gateway: gateway, at: place, second: Int(since.rounded(.down)))
             used += 1
         }
         guard
@@ -88,7 +93,7 @@ public struct Calibrator: Sendable {
         if let power = sighting.txPower { txPower = Double(power) }
         readings[stop][gateway, default: []].append(Double(sighting.rssi))
         seconds[stop][gateway, default: []].insert(Int((sighting.t - stops[stop].from).rounded(.down)))
-        if place(at: sighting.t) == nil { used += 1 }
+        if place == nil { used += 1 }
     }
 
     /// Where the route says the tag was at `t`; nil outside the route's time.
@@ -116,18 +121,29 @@ public struct Calibrator: Sendable {
             guard window.count > 0 else { return nil }
             var levels: [String: Calibration.Profile] = [:]
             for (gateway, values) in window.readings {
-                let mean = values.reduce(0, +) / Double(values.count)
-                let variance =
-                    values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(values.count - 1, 1))
-                let heard = min(Double(window.seconds[gateway]?.count ?? 0) / Self.pointSeconds, 1)
-                levels[model.gateways[gateway].rawValue] = Calibration.Profile(
-                    mean: (mean * 10).rounded() / 10, sd: (variance.squareRoot() * 10).rounded() / 10,
-                    heard: (heard * 100).rounded() / 100, samples: values.count)
+                levels[model.gateways[gateway].rawValue] =
+                    Self.profile(
+                        values, secondsHeard: window.seconds[gateway]?.count ?? 0, duration: Self.pointSeconds
+                    ).profile
             }
             let n = Double(window.count)
             return Calibration.Point(
                 x: (window.x / n * 100).rounded() / 100, y: (window.y / n * 100).rounded() / 100, levels: levels)
         }
+    }
+
+    /// One gateway's readings over `duration` seconds, `secondsHeard` of which had one: the profile as written (levels
+    /// to 0.1 dB, the share heard to 0.01), and its mean and share unrounded.
+    static func profile(
+        _ values: [Double], secondsHeard: Int, duration: Double
+    ) -> (profile: Calibration.Profile, mean: Double, heard: Double) {
+        let mean = values.reduce(0, +) / Double(values.count)
+        let variance = values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(values.count - 1, 1))
+        let heard = min(Double(secondsHeard) / duration, 1)
+        let profile = Calibration.Profile(
+            mean: (mean * 10).rounded() / 10, sd: (variance.squareRoot() * 10).rounded() / 10,
+            heard: (heard * 100).rounded() / 100, samples: values.count)
+        return (profile, mean, heard)
     }
 
     /// The calibration, and one line per finding a person should look at.
@@ -157,12 +173,8 @@ public struct Calibrator: Sendable {
             for gateway in gatewaysHeard {
                 let values = indices.flatMap { readings[$0][gateway] ?? [] }
                 let secondsHeard = indices.map { seconds[$0][gateway]?.count ?? 0 }.reduce(0, +)
-                let mean = values.reduce(0, +) / Double(values.count)
-                let variance = values.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(values.count - 1, 1))
-                let heard = min(Double(secondsHeard) / duration, 1)
-                profiles[model.gateways[gateway].rawValue] = Calibration.Profile(
-                    mean: (mean * 10).rounded() / 10, sd: (variance.squareRoot() * 10).rounded() / 10,
-                    heard: (heard * 100).rounded() / 100, samples: values.count)
+                let (profile, mean, heard) = Self.profile(values, secondsHeard: secondsHeard, duration: duration)
+                profiles[model.gateways[gateway].rawValue] = profile
                 // The gateway's own zone, or any zone where it hears well, says how loud it reads.
                 if heard >= 0.5 && (model.gatewayZone[gateway] == zone || mean >= reference - 25) {
                     let expected = Double(model.mean[zone * model.gateways.count + gateway])
