@@ -49,39 +49,70 @@ struct PositionBelief: Sendable {
 
     /// `ticks` ticks of walking: each cell keeps `stay` of its probability and spreads the rest evenly over the cells
     /// within reach (into another zone only through a door); a move that a wall blocks stays put.
-    mutating func diffuse(ticks: Int, stay: Float, grid: FloorGrid, scratch: inout PositionScratch) {
+    mutating func diffuse(
+        ticks: Int, stay: Float, spreadFloor: Float = .leastNonzeroMagnitude, grid: FloorGrid,
+        scratch: inout PositionScratch
+    ) {
         let move = (1 - stay) / Float(grid.fullNeighbourCount)
+        // The cells reached, in the order first reached, written through a buffer sized for the most a walk can reach
+        // (appending cell by cell was a fifth of the walk).
+        var reached = scratch.list
+        scratch.list = []
+        defer { scratch.list = reached }
         for _ in 0..<ticks {
-            scratch.list.removeAll(keepingCapacity: true)
+            let most = cells.count * (grid.fullNeighbourCount + 1)
+            if reached.count < most { reached = [Int32](repeating: 0, count: most + most / 2) }
+            var produced = 0
             scratch.dense.withUnsafeMutableBufferPointer { dense in
-                grid.neighbourStart.withUnsafeBufferPointer { start in
-                    grid.neighbours.withUnsafeBufferPointer { neighbours in
-                        for (k, cell) in cells.enumerated() {
-                            let c = Int(cell)
-                            let m = mass[k]
-                            let moved = m * move
-                            var left = m
-                            if moved > 0 {
-                                for n in Int(start[c])..<Int(start[c + 1]) {
-                                    let target = Int(neighbours[n])
-                                    if dense[target] == 0 { scratch.list.append(neighbours[n]) }
-                                    dense[target] += moved
-                                    left -= moved
+                reached.withUnsafeMutableBufferPointer { reached in
+                    grid.neighbourStart.withUnsafeBufferPointer { start in
+                        grid.neighbours.withUnsafeBufferPointer { neighbours in
+                            cells.withUnsafeBufferPointer { cells in
+                                mass.withUnsafeBufferPointer { mass in
+                                    for k in 0..<cells.count {
+                                        let c = Int(cells[k])
+                                        let m = mass[k]
+                                        let moved = m * move
+                                        let (first, end) = (Int(start[c]), Int(start[c + 1]))
+                                        // Taken once, not neighbour by neighbour (a chain of dependent subtractions).
+                                        let spreads = moved >= spreadFloor
+                                        let left = spreads ? m - moved * Float(end - first) : m
+                                        if spreads {
+                                            for n in first..<end {
+                                                let target = Int(neighbours[n])
+                                                if dense[target] == 0 {
+                                                    reached[produced] = neighbours[n]
+                                                    produced += 1
+                                                }
+                                                dense[target] += moved
+                                            }
+                                        }
+                                        if left > 0 {
+                                            if dense[c] == 0 {
+                                                reached[produced] = cells[k]
+                                                produced += 1
+                                            }
+                                            dense[c] += left
+                                        }
+                                    }
                                 }
-                            }
-                            if left > 0 {
-                                if dense[c] == 0 { scratch.list.append(cell) }
-                                dense[c] += left
                             }
                         }
                     }
                 }
-                cells.removeAll(keepingCapacity: true)
-                mass.removeAll(keepingCapacity: true)
-                for cell in scratch.list {
-                    cells.append(cell)
-                    mass.append(dense[Int(cell)])
-                    dense[Int(cell)] = 0
+                resize(&cells, to: produced, filler: 0)
+                resize(&mass, to: produced, filler: 0)
+                reached.withUnsafeBufferPointer { reached in
+                    cells.withUnsafeMutableBufferPointer { cells in
+                        mass.withUnsafeMutableBufferPointer { mass in
+                            for k in 0..<produced {
+                                let cell = reached[k]
+                                cells[k] = cell
+                                mass[k] = dense[Int(cell)]
+                                dense[Int(cell)] = 0
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -152,56 +183,98 @@ struct PositionBelief: Sendable {
                 scratch.missedSums[key] = table
             }
         }
-        let floor = map.audibleFloor
-        let tiles = map.tileCount
-        let heardGateways = scratch.heardGateways
-        let heardCount = scratch.heardCount
         var likelihood = scratch.likelihood
         scratch.likelihood = []
         likelihood.removeAll(keepingCapacity: true)
-        var best = -Float.infinity
-        map.level.withUnsafeBufferPointer { level in
-            noise.heard.withUnsafeBufferPointer { heard in
-                noise.missed.withUnsafeBufferPointer { missed in
-                    for cell in cells {
-                        let c = Int(cell)
-                        // The learned correction of gateway `g` at this cell (none on an uncorrected map).
-                        let tile = corrected ? Int(map.tileOfCell[c]) : 0
-                        let correction = { (g: Int) -> Float in corrected ? map.correction[g * tiles + tile] : 0 }
-                        var value: Float = 0
-                        if corrected {
-                            for a in Int(map.audibleStart[c])..<Int(map.audibleStart[c + 1]) {
-                                let g = Int(map.audible[a])
-                                let misses = expected - heardCount[g]
-                                guard misses > 0 else { continue }
-                                let mean = level[g * count + c] + correction(g) + tagPower
-                                value += misses * missed[ReadingNoise.index(sensitivity - mean)]
-                            }
-                        } else {
-                            value = expected * table[c]
-                            for gateway in heardGateways {
-                                let g = Int(gateway)
-                                let base = level[g * count + c]
-                                guard base >= floor else { continue }
-                                value -=
-                                    min(heardCount[g], expected)
-                                    * missed[ReadingNoise.index(sensitivity - base - tablePower)]
+        if corrected {
+            correctedLikelihoods(
+                readings: readings, expected: expected, power: tagPower, map: map, heardCount: scratch.heardCount,
+                into: &likelihood)
+        } else {
+            // Gateway by gateway over the cells (each gateway's row of levels read once per cell, in cell order), in
+            // the noise tables' integer steps: the missed adverts' table, less each gateway that heard its own share,
+            // plus its readings.
+            let steps = { (value: Float) in Int32(((value - Float(ReadingNoise.lower)) * 10).rounded()) }
+            scratch.groupStart.removeAll(keepingCapacity: true)
+            scratch.groupSteps.removeAll(keepingCapacity: true)
+            for gateway in scratch.heardGateways {
+                scratch.groupStart.append(Int32(scratch.groupSteps.count))
+                for reading in readings where reading.gateway == gateway {
+                    scratch.groupSteps.append(steps(Float(reading.rssi) - tagPower))
+                }
+            }
+            scratch.groupStart.append(Int32(scratch.groupSteps.count))
+            for cell in cells { likelihood.append(expected * table[Int(cell)]) }
+            let floor = Int32((map.audibleFloor * 10).rounded(.up))
+            let shift = steps(sensitivity - tablePower)
+            let last = Int32(ReadingNoise.lastIndex)
+            likelihood.withUnsafeMutableBufferPointer { likelihood in
+                cells.withUnsafeBufferPointer { cells in
+                    map.tenths.withUnsafeBufferPointer { tenths in
+                        noise.heard.withUnsafeBufferPointer { heard in
+                            noise.missed.withUnsafeBufferPointer { missed in
+                                scratch.groupSteps.withUnsafeBufferPointer { steps in
+                                    for (group, gateway) in scratch.heardGateways.enumerated() {
+                                        let g = Int(gateway)
+                                        let row = tenths.baseAddress! + g * count
+                                        let misses = min(scratch.heardCount[g], expected)
+                                        let first = Int(scratch.groupStart[group])
+                                        let end = Int(scratch.groupStart[group + 1])
+                                        for k in 0..<cells.count {
+                                            let base = Int32(row[Int(cells[k])])
+                                            var value: Float = 0
+                                            if base >= floor {
+                                                value -= misses * missed[Int(min(max(shift - base, 0), last))]
+                                            }
+                                            for r in first..<end {
+                                                value += heard[Int(min(max(steps[r] - base, 0), last))]
+                                            }
+                                            likelihood[k] += value
+                                        }
+                                    }
+                                }
                             }
                         }
-                        for reading in readings {
-                            let g = Int(reading.gateway)
-                            let mean = level[g * count + c] + correction(g) + tagPower
-                            value += heard[ReadingNoise.index(Float(reading.rssi) - mean)]
-                        }
-                        likelihood.append(value)
-                        best = max(best, value)
                     }
                 }
             }
         }
+        var best = -Float.infinity
+        for value in likelihood { best = max(best, value) }
         scratch.likelihood = likelihood
         for reading in readings { scratch.heardCount[Int(reading.gateway)] = 0 }
         return best
+    }
+
+    /// `logLikelihoods` on a map with learned corrections: every audible gateway's silence weighed cell by cell.
+    private func correctedLikelihoods(
+        readings: [PendingReading], expected: Float, power tagPower: Float, map: PositionMap, heardCount: [Float],
+        into likelihood: inout [Float]
+    ) {
+        let tiles = map.tileCount
+        let sensitivity = map.sensitivity
+        map.noise.heard.withUnsafeBufferPointer { heard in
+            map.noise.missed.withUnsafeBufferPointer { missed in
+                for cell in cells {
+                    let c = Int(cell)
+                    let tile = Int(map.tileOfCell[c])
+                    var value: Float = 0
+                    for a in Int(map.audibleStart[c])..<Int(map.audibleStart[c + 1]) {
+                        let g = Int(map.audible[a])
+                        let misses = expected - heardCount[g]
+                        guard misses > 0 else { continue }
+                        let mean = map.level(g, c) + map.correction[g * tiles + tile] + tagPower
+                        value += misses * missed[ReadingNoise.index(sensitivity - mean)]
+                    }
+                    for reading in readings {
+                        let g = Int(reading.gateway)
+                        let mean = map.level(g, c) + map.correction[g * tiles + tile] + tagPower
+                        value += heard[ReadingNoise.index(Float(reading.rssi) - mean)]
+                    }
+                    likelihood.append(value)
+                }
+            }
+        }
     }
 
     /// The value that would stand at `rank` (from 0) were `values` sorted largest first; reorders `values`
@@ -235,19 +308,28 @@ struct PositionBelief: Sendable {
 
     /// Drops cells below `floor` and keeps at most `limit` (the likeliest), renormalising.
     mutating func prune(floor: Float, limit: Int, scratch: inout PositionScratch) {
-        var threshold = floor
-        if mass.count > limit {
-            scratch.sorted.removeAll(keepingCapacity: true)
-            scratch.sorted.append(contentsOf: mass)
-            threshold = max(threshold, Self.select(limit - 1, inDescending: &scratch.sorted))
-        }
+        // Those below the floor first (most of the walk's fringe), then the `limit`-th largest of the rest, if need be.
         var kept = 0
         var total: Float = 0
-        for k in mass.indices where mass[k] >= threshold && kept < limit {
+        for k in mass.indices where mass[k] >= floor {
             cells[kept] = cells[k]
             mass[kept] = mass[k]
             total += mass[k]
             kept += 1
+        }
+        if kept > limit {
+            scratch.sorted.removeAll(keepingCapacity: true)
+            scratch.sorted.append(contentsOf: mass[..<kept])
+            let threshold = Self.select(limit - 1, inDescending: &scratch.sorted)
+            let above = kept
+            kept = 0
+            total = 0
+            for k in 0..<above where mass[k] >= threshold && kept < limit {
+                cells[kept] = cells[k]
+                mass[kept] = mass[k]
+                total += mass[k]
+                kept += 1
+            }
         }
         cells.removeLast(cells.count - kept)
         mass.removeLast(mass.count - kept)
@@ -266,16 +348,15 @@ struct PositionBelief: Sendable {
         readings: [PendingReading], power: Float, bias: Float, map: PositionMap, into body: (Int, Int, Float) -> Void
     ) {
         guard let top = mass.indices.max(by: { mass[$0] < mass[$1] }) else { return }
-        let count = map.grid.count
         let tile = Int(map.tileOfCell[Int(cells[top])])
         for reading in readings {
             let g = Int(reading.gateway)
             // Weak links are heard only when they fade up: their readings overstate the level.
-            let expected = map.level[g * count + Int(cells[top])] + power + offset
+            let expected = map.level(g, Int(cells[top])) + power + offset
             guard expected >= map.sensitivity + Self.learningMarginDB else { continue }
             var residual: Float = 0
             for (k, cell) in cells.enumerated() {
-                residual += mass[k] * (Float(reading.rssi) - map.level[g * count + Int(cell)] - power - offset)
+                residual += mass[k] * (Float(reading.rssi) - map.level(g, Int(cell)) - power - offset)
             }
             body(g, tile, min(max(residual - bias, -20), 20))
         }
@@ -319,6 +400,15 @@ struct PositionBelief: Sendable {
                 }
             }
         }
+    }
+}
+
+/// `values` with `count` elements: cut, or grown with `filler`.
+private func resize<Element>(_ values: inout [Element], to count: Int, filler: Element) {
+    if values.count > count {
+        values.removeLast(values.count - count)
+    } else if values.count < count {
+        values.append(contentsOf: repeatElement(filler, count: count - values.count))
     }
 }
 

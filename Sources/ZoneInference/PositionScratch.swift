@@ -18,6 +18,10 @@ struct PositionScratch: Sendable {
     var slot: [Int32]
     /// The gateways that heard the update being weighed, each once.
     var heardGateways: [Int32] = []
+    /// The readings of `heardGateways[i]` (less the tag's power, in the noise tables' steps from their lower end) are
+    /// `groupSteps[groupStart[i] ..< groupStart[i + 1]]`.
+    var groupStart: [Int32] = []
+    var groupSteps: [Int32] = []
     /// `PositionMap.missedSum` tables by map exponent and tag power (in `missedStepDB` steps), made when first needed.
     var missedSums: [MissedKey: [Float]] = [:]
     /// More tables than this are dropped all at once (tags of many powers and offsets: each table is 4 bytes a cell).

@@ -16,6 +16,8 @@ package struct ReadingNoise: Sendable {
     package static let lower = -120.0
     package static let upper = 80.0
     package static let step = 0.1
+    /// The tables' last index.
+    package static let lastIndex = Int(((upper - lower) / step).rounded())
 
     /// `extraVariance` is model error the filter should expect (dB²): the cell's extent for the exact map, and the
     /// shadowing, gain and tag-power spreads for the nominal model. `walking`: the carrier's body may be in the way.

@@ -44,7 +44,7 @@ import Testing
         var levels: [String: Calibration.Profile] = [:]
         for (g, id) in ["gw-a", "gw-b"].enumerated() {
             let level =
-                Double(map.level[g * map.grid.count + cell]) - 59 + truth(id, x, y) + Double(map.noise.meanOffset)
+                Double(map.level(g, cell)) - 59 + truth(id, x, y) + Double(map.noise.meanOffset)
             levels[id] = Calibration.Profile(mean: level, sd: 3, heard: 1, samples: 4)
         }
         return Calibration.Point(x: x, y: y, levels: levels)
@@ -78,7 +78,7 @@ import Testing
         let grid = plain.grid
         func change(_ g: Int, _ x: Double, _ y: Double) -> Double {
             let cell = grid.cell(containing: Point(x, y))!
-            return Double(fitted.level[g * grid.count + cell] - plain.level[g * grid.count + cell])
+            return Double(fitted.level(g, cell) - plain.level(g, cell))
         }
         // Where the walk was, the fitted level is the truth within a dB.
         for (x, y) in [(2.0, 2.0), (7.0, 3.0), (12.0, 6.0), (18.0, 1.5)] {
