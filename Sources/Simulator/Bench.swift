@@ -182,14 +182,18 @@ public enum Bench {
 
     /// The scores `beacon-sim score --json` printed: the hub's (the events given) and, with `--sightings`, the
     /// baseline's.
-    public static func decodeScore(_ json: Data) throws(BenchError) -> (hub: ZoneScore, baseline: ZoneScore?) {
+    public static func decodeScore(_ json: Data) throws(BenchError) -> (
+        hub: ZoneScore, baseline: ZoneScore?, still: ZoneScore?, baselineStill: ZoneScore?
+    ) {
         struct Printed: Decodable {
             var hub: ZoneScore
             var baseline: ZoneScore?
+            var still: ZoneScore?
+            var baselineStill: ZoneScore?
         }
         do {
             let printed = try JSONDecoder().decode(Printed.self, from: json)
-            return (printed.hub, printed.baseline)
+            return (printed.hub, printed.baseline, printed.still, printed.baselineStill)
         } catch {
             let start = String(decoding: json.prefix(200), as: UTF8.self)
             throw BenchError(.stepFailed, "beacon-sim score printed no score: \(start)")

@@ -21,11 +21,20 @@ public struct BenchReport: Sendable, Hashable, Codable {
         public var hubMinusOracleAway: Double?
         /// With `--also-calibrated`: the hub calibrated from the venue's strolling walk, beside `hub` uncalibrated.
         public var calibratedHub: ZoneScore?
+        /// The scores over the venue's tags that stand still (`carrier: still`); nil without any, or without the other
+        /// score.
+        public var hubStill: ZoneScore?
+        public var baselineStill: ZoneScore?
+        public var oracleStill: ZoneScore?
 
         public init(
             seed: UInt64, family: String, zones: Int, gateways: Int, hub: ZoneScore, baseline: ZoneScore?,
-            oracle: ZoneScore?, nominal: ZoneScore? = nil, calibratedHub: ZoneScore? = nil
+            oracle: ZoneScore?, nominal: ZoneScore? = nil, calibratedHub: ZoneScore? = nil, hubStill: ZoneScore? = nil,
+            baselineStill: ZoneScore? = nil, oracleStill: ZoneScore? = nil
         ) {
+            self.hubStill = hubStill
+            self.baselineStill = baselineStill
+            self.oracleStill = oracleStill
             self.calibratedHub = calibratedHub
             self.seed = seed
             self.family = family
@@ -72,6 +81,27 @@ public struct BenchReport: Sendable, Hashable, Codable {
         /// calibrating (calibrated minus uncalibrated).
         public var medianCalibratedAccuracy: Double? = nil
         public var medianCalibrationGain: Double? = nil
+        /// The tags that stand still, pooled over the venues' still tags (weighted by their tag-hours, not a median:
+        /// a venue has one to six): their tag-hours, and each method's accuracy and false changes per tag-hour; nil
+        /// when no venue has the score.
+        public var stillTagHours: Double? = nil
+        public var hubStill: Pooled? = nil
+        public var baselineStill: Pooled? = nil
+        public var oracleStill: Pooled? = nil
+    }
+
+    /// Scores of several venues taken together.
+    public struct Pooled: Sendable, Hashable, Codable {
+        public var accuracy: Double
+        public var falseTransitionsPerTagHour: Double
+
+        /// nil for no tag-hours.
+        public init?(_ scores: [ZoneScore]) {
+            let hours = scores.reduce(0) { $0 + $1.tagHours }
+            guard hours > 0 else { return nil }
+            accuracy = scores.reduce(0) { $0 + $1.accuracy * $1.tagHours } / hours
+            falseTransitionsPerTagHour = Double(scores.reduce(0) { $0 + $1.falseTransitions }) / hours
+        }
     }
 
     /// The seeds asked for, as `--seeds` takes them, and what they are for (`Bench.seedSetNote`).
@@ -122,7 +152,12 @@ public struct BenchReport: Sendable, Hashable, Codable {
             medianHubMinusOracleAway: median(rows.compactMap(\.hubMinusOracleAway)),
             medianCalibratedAccuracy: median(rows.compactMap(\.calibratedHub?.accuracy)),
             medianCalibrationGain: median(
-                rows.compactMap { row in row.calibratedHub.map { $0.accuracy - row.hub.accuracy } }))
+                rows.compactMap { row in row.calibratedHub.map { $0.accuracy - row.hub.accuracy } }),
+            stillTagHours: Pooled(rows.compactMap(\.hubStill)).map { _ in
+                rows.compactMap(\.hubStill).reduce(0) { $0 + $1.tagHours }
+            },
+            hubStill: Pooled(rows.compactMap(\.hubStill)), baselineStill: Pooled(rows.compactMap(\.baselineStill)),
+            oracleStill: Pooled(rows.compactMap(\.oracleStill)))
     }
 
     /// Seconds as the command lines write them: `20m`, `1h30m`, `90s` (whole seconds).
@@ -261,6 +296,30 @@ extension BenchReport {
                     line([
                         (summary.family, -11), ("\(summary.venues)", 6), (percent(summary.medianAccuracy), 6),
                         (percent(summary.medianCalibratedAccuracy), 7), (points(summary.medianCalibrationGain), 6),
+                    ]))
+            }
+        }
+        if families.contains(where: { $0.hubStill != nil }) {
+            func rate(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "" }
+            lines += [
+                "",
+                "tags standing still (carrier still), pooled over each family's still tags: tag-hours; accuracy %,"
+                    + " false changes per tag-hour",
+                line([
+                    ("family", -11), ("tag-h", 6), ("hub", 6), ("false/h", 7), ("oracle", 6), ("false/h", 7),
+                    ("base", 6), ("false/h", 7),
+                ]),
+            ]
+            for summary in families {
+                lines.append(
+                    line([
+                        (summary.family, -11), (summary.stillTagHours.map { String(format: "%.1f", $0) } ?? "", 6),
+                        (percent(summary.hubStill?.accuracy), 6),
+                        (rate(summary.hubStill?.falseTransitionsPerTagHour), 7),
+                        (percent(summary.oracleStill?.accuracy), 6),
+                        (rate(summary.oracleStill?.falseTransitionsPerTagHour), 7),
+                        (percent(summary.baselineStill?.accuracy), 6),
+                        (rate(summary.baselineStill?.falseTransitionsPerTagHour), 7),
                     ]))
             }
         }

@@ -19,6 +19,10 @@ public enum ScoreTool {
         public var hubMinusOraclePoints: Double?
         /// The nominal-model reference's score.
         public var nominal: ZoneScore?
+        /// The same scores over the tags that stand still (the venue's `carrier: still` tags); nil without any.
+        public var still: ZoneScore? = nil
+        public var baselineStill: ZoneScore? = nil
+        public var oracleStill: ZoneScore? = nil
     }
 
     public static func run(
@@ -37,14 +41,23 @@ public enum ScoreTool {
         func score(_ reported: [TagID: ZoneTimeline]) -> (overall: ZoneScore, perTag: [TagID: ZoneScore]) {
             Scorer.score(truth: truth, reported: reported, nearBoundary: near)
         }
-        let hub = score(try timelines(eventsPath, skipped: &skipped))
+        let stillTags = Set(venue.tags.filter { $0.carrier == .still }.flatMap { $0.expanded.map(\.id) })
+        let stillTruth = truth.filter { stillTags.contains($0.tag) }
+        func stillScore(_ reported: [TagID: ZoneTimeline]) -> ZoneScore? {
+            stillTruth.isEmpty ? nil : Scorer.score(truth: stillTruth, reported: reported, nearBoundary: near).overall
+        }
+        let hubTimelines = try timelines(eventsPath, skipped: &skipped)
+        let hub = score(hubTimelines)
         var report = Report(
             hub: hub.overall, baseline: nil,
             perTag: Dictionary(uniqueKeysWithValues: hub.perTag.map { ($0.key.rawValue, $0.value) }),
             baselinePerTag: nil, skippedLines: skipped)
+        report.still = stillScore(hubTimelines)
         if let oraclePath {
-            let oracle = score(try timelines(oraclePath, skipped: &report.skippedLines))
+            let oracleTimelines = try timelines(oraclePath, skipped: &report.skippedLines)
+            let oracle = score(oracleTimelines)
             report.oracle = oracle.overall
+            report.oracleStill = stillScore(oracleTimelines)
             report.hubMinusOraclePoints = (hub.overall.accuracy - oracle.overall.accuracy) * 100
         }
         if let nominalPath {
@@ -74,6 +87,7 @@ public enum ScoreTool {
             drain()
             let scored = score(timelines)
             report.baseline = scored.overall
+            report.baselineStill = stillScore(timelines)
             report.baselinePerTag = Dictionary(uniqueKeysWithValues: scored.perTag.map { ($0.key.rawValue, $0.value) })
         }
         return report
@@ -150,6 +164,11 @@ public enum ScoreTool {
         }
         if let points = report.hubMinusOraclePoints {
             lines.append(String(format: "hub − oracle: %+.1f points", points))
+        }
+        for (label, score) in [
+            ("still tags: hub", report.still), ("  baseline", report.baselineStill), ("  oracle", report.oracleStill),
+        ] {
+            if let score { lines.append(label.padding(toLength: 21, withPad: " ", startingAt: 0) + cells(score)) }
         }
         lines.append("")
         for tag in report.perTag.keys.sorted() {

@@ -174,7 +174,9 @@ struct BenchCommand: AsyncParsableCommand {
             }
             try await Self.run(step, in: folder, programs: programs)
         }
-        func score(_ name: String) throws -> (hub: ZoneScore, baseline: ZoneScore?)? {
+        func score(_ name: String) throws -> (
+            hub: ZoneScore, baseline: ZoneScore?, still: ZoneScore?, baselineStill: ZoneScore?
+        )? {
             let file = folder.appendingPathComponent(name + ".out")
             guard FileManager.default.fileExists(atPath: file.path) else { return nil }
             return try Bench.decodeScore(try Data(contentsOf: file))
@@ -184,12 +186,13 @@ struct BenchCommand: AsyncParsableCommand {
         }
         // Each score read before the row is built: assigning the calibrated score to a `var row` afterwards crashed
         // the release compiler (Swift 6.3.1, splitting this async function).
-        let oracle = try score(Bench.Files.oracleScore)?.hub
+        let oracle = try score(Bench.Files.oracleScore)
         let nominal = try score(Bench.Files.nominalScore)?.hub
         let calibratedHub = try score(Bench.Files.calibratedScore)?.hub
         return BenchReport.Row(
             seed: venue.seed, family: venue.family.rawValue, zones: venue.zones, gateways: venue.gateways,
-            hub: hub.hub, baseline: hub.baseline, oracle: oracle, nominal: nominal, calibratedHub: calibratedHub)
+            hub: hub.hub, baseline: hub.baseline, oracle: oracle?.hub, nominal: nominal, calibratedHub: calibratedHub,
+            hubStill: hub.still, baselineStill: hub.baselineStill, oracleStill: oracle?.still)
     }
 
     /// Runs one step's program in `folder`, its output to `NAME.out` and `NAME.err` there; throws unless it exits 0.

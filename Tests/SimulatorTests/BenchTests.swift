@@ -166,6 +166,45 @@ import Testing
         #expect(!plain.table.contains("hub-cal"))
     }
 
+    /// Tags standing still are pooled per family by their tag-hours (a venue has one to six of them), not by a median
+    /// over venues; a family without them shows none, and the table gets their section only when some family has.
+    @Test func stillTagsArePooledPerFamilyByTagHours() throws {
+        func still(_ accuracy: Double, hours: Double, falseChanges: Int) -> ZoneScore {
+            var score = Self.score(accuracy)
+            score.tagHours = hours
+            score.falseTransitions = falseChanges
+            return score
+        }
+        var rows = [
+            Self.row(1, "museum", hub: 0.8, baseline: 0.7, oracle: 0.9),
+            Self.row(2, "museum", hub: 0.6, baseline: 0.5, oracle: 0.7),
+            Self.row(3, "shop", hub: 0.5),
+        ]
+        rows[0].hubStill = still(0.9, hours: 1, falseChanges: 1)
+        rows[0].oracleStill = still(1, hours: 1, falseChanges: 0)
+        rows[0].baselineStill = still(0.5, hours: 1, falseChanges: 4)
+        rows[1].hubStill = still(0.6, hours: 3, falseChanges: 2)
+        rows[1].oracleStill = still(0.98, hours: 3, falseChanges: 0)
+        let report = BenchReport(
+            seeds: "1..3", seedSet: "", durationSeconds: 600, calibrated: false, rows: rows)
+        let museum = report.families[0]
+        #expect(museum.stillTagHours == 4)
+        // (0.9 · 1 + 0.6 · 3) / 4 = 0.675; 3 false changes in 4 tag-hours.
+        #expect(abs((museum.hubStill?.accuracy ?? 0) - 0.675) < 1e-12)
+        #expect(museum.hubStill?.falseTransitionsPerTagHour == 0.75)
+        #expect(abs((museum.oracleStill?.accuracy ?? 0) - 0.985) < 1e-12)
+        #expect(museum.baselineStill?.accuracy == 0.5 && museum.baselineStill?.falseTransitionsPerTagHour == 4)
+        #expect(report.families[1].hubStill == nil && report.families[1].stillTagHours == nil)
+        let lines = report.table.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let header = try #require(lines.firstIndex { $0.hasPrefix("tags standing still") })
+        #expect(lines[header + 1] == "family        tag-h     hub  false/h  oracle  false/h    base  false/h")
+        #expect(lines[header + 2] == "museum          4.0    67.5     0.75    98.5     0.00    50.0     4.00")
+        #expect(lines[header + 3] == "shop")
+        #expect(try JSONDecoder().decode(BenchReport.self, from: JSONEncoder().encode(report)) == report)
+        let none = BenchReport(seeds: "3", seedSet: "", durationSeconds: 600, calibrated: false, rows: [rows[2]])
+        #expect(!none.table.contains("tags standing still"))
+    }
+
     @Test func hubConfigurationNamesSiteVenueAndCalibration() {
         let plain = Bench.hubConfiguration(site: "random-shop-4", venueFile: "venue.yaml")
         #expect(plain.contains("\nsite: random-shop-4\n") && plain.contains("\nvenue: venue.yaml\n"))

@@ -40,6 +40,18 @@ import Testing
         #expect(baseline.accuracy > 0.3 && baseline.accuracy < 1)
         #expect(report.skippedLines.count == 1)
         #expect(ScoreTool.table(report).contains("baseline (strongest)"))
+        // The museum's two still tags, scored alone: the truth perfectly, the baseline as its two per-tag scores.
+        let still = try #require(report.still)
+        #expect(still.accuracy == 1 && still.falseTransitions == 0 && still.tagHours > 0.4)
+        let perTag = ["audio-guide-spare", "lost-badge"].compactMap { report.baselinePerTag?[$0] }
+        #expect(perTag.count == 2)
+        let baselineStill = try #require(report.baselineStill)
+        let hours = perTag.reduce(0) { $0 + $1.tagHours }
+        #expect(abs(baselineStill.tagHours - hours) < 1e-9 && abs(still.tagHours - hours) < 1e-9)
+        #expect(abs(baselineStill.accuracy - perTag.reduce(0) { $0 + $1.accuracy * $1.tagHours } / hours) < 1e-9)
+        #expect(baselineStill.falseTransitions == perTag.reduce(0) { $0 + $1.falseTransitions })
+        #expect(report.oracleStill == nil)
+        #expect(ScoreTool.table(report).contains("still tags: hub"))
     }
 
     /// Event files of other systems carry only what a zone timeline needs: four keys per line score exactly as the
