@@ -12,7 +12,8 @@ struct BeaconBenchCommand: AsyncParsableCommand {
         commandName: "beacon-bench",
         abstract: "BeaconTracker benchmarks: print figures with a same-run baseline.",
         subcommands: [
-            MQTTBench.self, DecodeBench.self, AgentBench.self, EngineBench.self, HubBench.self, StoreBench.self,
+            MQTTBench.self, DecodeBench.self, BatchDecodeBench.self, AgentBench.self, EngineBench.self, HubBench.self,
+            StoreBench.self,
         ],
         defaultSubcommand: MQTTBench.self
     )
