@@ -82,9 +82,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
         public var medianCalibratedAccuracy: Double? = nil
         public var medianCalibrationGain: Double? = nil
         /// The tags that stand still, pooled over the venues' still tags (weighted by their tag-hours, not a median:
-        /// a venue has one to six): their tag-hours, and each method's accuracy and false changes per tag-hour; nil
-        /// when no venue has the score.
-        public var stillTagHours: Double? = nil
+        /// a venue has one to six): each method's tag-hours, accuracy and false changes per tag-hour; nil when no
+        /// venue has the score.
         public var hubStill: Pooled? = nil
         public var baselineStill: Pooled? = nil
         public var oracleStill: Pooled? = nil
@@ -92,6 +91,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
 
     /// Scores of several venues taken together.
     public struct Pooled: Sendable, Hashable, Codable {
+        public var tagHours: Double
         public var accuracy: Double
         public var falseTransitionsPerTagHour: Double
 
@@ -99,6 +99,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
         public init?(_ scores: [ZoneScore]) {
             let hours = scores.reduce(0) { $0 + $1.tagHours }
             guard hours > 0 else { return nil }
+            tagHours = hours
             accuracy = scores.reduce(0) { $0 + $1.accuracy * $1.tagHours } / hours
             falseTransitionsPerTagHour = Double(scores.reduce(0) { $0 + $1.falseTransitions }) / hours
         }
@@ -153,9 +154,6 @@ public struct BenchReport: Sendable, Hashable, Codable {
             medianCalibratedAccuracy: median(rows.compactMap(\.calibratedHub?.accuracy)),
             medianCalibrationGain: median(
                 rows.compactMap { row in row.calibratedHub.map { $0.accuracy - row.hub.accuracy } }),
-            stillTagHours: Pooled(rows.compactMap(\.hubStill)).map { _ in
-                rows.compactMap(\.hubStill).reduce(0) { $0 + $1.tagHours }
-            },
             hubStill: Pooled(rows.compactMap(\.hubStill)), baselineStill: Pooled(rows.compactMap(\.baselineStill)),
             oracleStill: Pooled(rows.compactMap(\.oracleStill)))
     }
@@ -313,7 +311,7 @@ extension BenchReport {
             for summary in families {
                 lines.append(
                     line([
-                        (summary.family, -11), (summary.stillTagHours.map { String(format: "%.1f", $0) } ?? "", 6),
+                        (summary.family, -11), (summary.hubStill.map { String(format: "%.1f", $0.tagHours) } ?? "", 6),
                         (percent(summary.hubStill?.accuracy), 6),
                         (rate(summary.hubStill?.falseTransitionsPerTagHour), 7),
                         (percent(summary.oracleStill?.accuracy), 6),

@@ -194,29 +194,27 @@ struct PositionBelief: Sendable {
             // Gateway by gateway over the cells (each gateway's row of levels read once per cell, in cell order), in
             // the noise tables' integer steps: the missed adverts' table, less each gateway that heard its own share,
             // plus its readings.
-            let steps = { (value: Float) in Int32(((value - Float(ReadingNoise.lower)) * 10).rounded()) }
             scratch.groupStart.removeAll(keepingCapacity: true)
             scratch.groupSteps.removeAll(keepingCapacity: true)
             for gateway in scratch.heardGateways {
                 scratch.groupStart.append(Int32(scratch.groupSteps.count))
                 for reading in readings where reading.gateway == gateway {
-                    scratch.groupSteps.append(steps(Float(reading.rssi) - tagPower))
+                    scratch.groupSteps.append(ReadingNoise.steps(Float(reading.rssi) - tagPower))
                 }
             }
             scratch.groupStart.append(Int32(scratch.groupSteps.count))
             for cell in cells { likelihood.append(expected * table[Int(cell)]) }
-            let floor = Int32((map.audibleFloor * 10).rounded(.up))
-            let shift = steps(sensitivity - tablePower)
-            let last = Int32(ReadingNoise.lastIndex)
+            let floor = Int32((map.audibleFloor * Float(ReadingNoise.stepsPerDB)).rounded(.up))
+            let shift = ReadingNoise.steps(sensitivity - tablePower)
             likelihood.withUnsafeMutableBufferPointer { likelihood in
                 cells.withUnsafeBufferPointer { cells in
-                    map.tenths.withUnsafeBufferPointer { tenths in
+                    map.levelSteps.withUnsafeBufferPointer { levels in
                         noise.heard.withUnsafeBufferPointer { heard in
                             noise.missed.withUnsafeBufferPointer { missed in
                                 scratch.groupSteps.withUnsafeBufferPointer { steps in
                                     for (group, gateway) in scratch.heardGateways.enumerated() {
                                         let g = Int(gateway)
-                                        let row = tenths.baseAddress! + g * count
+                                        let row = levels.baseAddress! + g * count
                                         let misses = min(scratch.heardCount[g], expected)
                                         let first = Int(scratch.groupStart[group])
                                         let end = Int(scratch.groupStart[group + 1])
@@ -224,10 +222,10 @@ struct PositionBelief: Sendable {
                                             let base = Int32(row[Int(cells[k])])
                                             var value: Float = 0
                                             if base >= floor {
-                                                value -= misses * missed[Int(min(max(shift - base, 0), last))]
+                                                value -= misses * missed[ReadingNoise.index(steps: shift - base)]
                                             }
                                             for r in first..<end {
-                                                value += heard[Int(min(max(steps[r] - base, 0), last))]
+                                                value += heard[ReadingNoise.index(steps: steps[r] - base)]
                                             }
                                             likelihood[k] += value
                                         }

@@ -10,10 +10,11 @@ import BeaconModel
 /// cell, and the noise tables.
 struct PositionMap: Sendable {
     let grid: FloorGrid
-    /// Expected level of gateway `g` at cell `c` for a tag of 0 dBm at 1 m, in tenths of a dB (the noise tables' step):
-    /// `tenths[g * grid.count + c]`, −2000 where none is tabulated. Half the memory of floats, and the likelihood's inner
-    /// loop works on these integers (reading floats, it waited on memory a third of the engine's time).
-    let tenths: [Int16]
+    /// Expected level of gateway `g` at cell `c` for a tag of 0 dBm at 1 m, in the noise tables' steps (0.1 dB,
+    /// `ReadingNoise.stepsPerDB`): `levelSteps[g * grid.count + c]`, −200 dB where none is tabulated. Half the memory
+    /// of floats, and the likelihood's inner loop works on these integers (reading floats, it waited on memory a third
+    /// of the engine's time).
+    let levelSteps: [Int16]
     let gatewayCount: Int
     let sensitivity: Float
     let noise: ReadingNoise
@@ -94,9 +95,10 @@ struct PositionMap: Sendable {
             fits = []
         }
         // Everything below reads the levels as stored.
-        let tenths = level.map { Int16(clamping: Int(($0 * 10).rounded())) }
-        self.tenths = tenths
-        level = tenths.map { Float($0) / 10 }
+        let perDB = Float(ReadingNoise.stepsPerDB)
+        let levelSteps = level.map { Int16(clamping: Int(($0 * perDB).rounded())) }
+        self.levelSteps = levelSteps
+        level = levelSteps.map { Float($0) / perDB }
         var start: [Int32] = [0]
         var list: [Int32] = []
         let floor = Float(settings.sensitivity) - Self.audibleMargin - Float(settings.referencePower)
@@ -134,7 +136,7 @@ struct PositionMap: Sendable {
 
     /// Expected level of gateway `g` at cell `c` for a tag of 0 dBm at 1 m (dB; −200 where none is tabulated).
     @inline(__always)
-    func level(_ g: Int, _ c: Int) -> Float { Float(tenths[g * grid.count + c]) / 10 }
+    func level(_ g: Int, _ c: Int) -> Float { Float(levelSteps[g * grid.count + c]) / Float(ReadingNoise.stepsPerDB) }
 
     /// Per cell, the log-probability that every gateway of its audible list misses one advert of a tag of `power`
     /// (uncorrected levels): what a cell's silence costs, before the gateways that did hear are taken back out.

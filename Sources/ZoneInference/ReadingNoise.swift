@@ -16,8 +16,19 @@ package struct ReadingNoise: Sendable {
     package static let lower = -120.0
     package static let upper = 80.0
     package static let step = 0.1
-    /// The tables' last index.
+    /// The tables' last index, and their steps per dB.
     package static let lastIndex = Int(((upper - lower) / step).rounded())
+    package static let stepsPerDB = Int((1 / step).rounded())
+
+    /// `offset` dB in whole table steps from `lower`: for the integer path, where a level stored in steps per dB
+    /// (`PositionMap.levelSteps`) is subtracted and `index(steps:)` gives the entry.
+    package static func steps(_ offset: Float) -> Int32 {
+        Int32(((offset - Float(lower)) * Float(stepsPerDB)).rounded())
+    }
+
+    /// The table index `steps` from `lower` (clamped to the tables).
+    @inline(__always)
+    package static func index(steps: Int32) -> Int { Int(min(max(steps, 0), Int32(lastIndex))) }
 
     /// `extraVariance` is model error the filter should expect (dB²): the cell's extent for the exact map, and the
     /// shadowing, gain and tag-power spreads for the nominal model. `walking`: the carrier's body may be in the way.

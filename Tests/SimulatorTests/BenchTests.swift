@@ -188,13 +188,13 @@ import Testing
         let report = BenchReport(
             seeds: "1..3", seedSet: "", durationSeconds: 600, calibrated: false, rows: rows)
         let museum = report.families[0]
-        #expect(museum.stillTagHours == 4)
+        #expect(museum.hubStill?.tagHours == 4)
         // (0.9 · 1 + 0.6 · 3) / 4 = 0.675; 3 false changes in 4 tag-hours.
         #expect(abs((museum.hubStill?.accuracy ?? 0) - 0.675) < 1e-12)
         #expect(museum.hubStill?.falseTransitionsPerTagHour == 0.75)
         #expect(abs((museum.oracleStill?.accuracy ?? 0) - 0.985) < 1e-12)
         #expect(museum.baselineStill?.accuracy == 0.5 && museum.baselineStill?.falseTransitionsPerTagHour == 4)
-        #expect(report.families[1].hubStill == nil && report.families[1].stillTagHours == nil)
+        #expect(report.families[1].hubStill == nil)
         let lines = report.table.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let header = try #require(lines.firstIndex { $0.hasPrefix("tags standing still") })
         #expect(lines[header + 1] == "family        tag-h     hub  false/h  oracle  false/h    base  false/h")
