@@ -32,6 +32,9 @@ public enum CalibrateTool {
     public struct Result: Sendable {
         public var calibration: Calibration
         public var report: String
+        /// The expected accuracy per zone, before and after (cross-validated on the walk); nil when no second of the
+        /// walk could be scored.
+        public var check: CalibrationCheck?
     }
 
     public static func run(
@@ -42,7 +45,12 @@ public enum CalibrateTool {
         // Offsets are measured against the uncalibrated geometry.
         let model = VenueModel(venue: venue, settings: configuration.inference)
         var calibrator = Calibrator(model: model, beacon: plan.beacon, stops: plan.stops, route: plan.route)
-        let input = try SightingInput.read(inputPath) { calibrator.add($0) }
+        let beacon = plan.beacon.lowercased()
+        var walk: [SightingLine] = []
+        let input = try SightingInput.read(inputPath) { sighting in
+            calibrator.add(sighting)
+            if sighting.beacon == beacon { walk.append(sighting) }
+        }
         var (calibration, warnings) = calibrator.result(
             site: configuration.site, created: Date().timeIntervalSince1970.rounded())
         let header = """
@@ -81,7 +89,35 @@ public enum CalibrateTool {
                         + (sparse.count == 1 ? "it" : "them") + " (its gain is then mostly the model's)")
             }
         }
+        let check = CalibrationCheck.run(
+            venue: venue, settings: configuration.inference, beacon: beacon, stops: plan.stops, route: plan.route,
+            sightings: walk, site: configuration.site)
+        if let check {
+            lines += report(check)
+            warnings += check.zones.filter { $0.seconds >= 20 && $0.after < $0.before - 0.1 }.map {
+                "zone \($0.zone): calibrated, the walk's held-out seconds there scored worse than uncalibrated ("
+                    + percent($0.before) + " → " + percent($0.after) + " of \($0.seconds) s) — a longer stop there, "
+                    + "or a check of the plan's times there, may help"
+            }
+        }
         lines += warnings.map { "  warning: \($0)" }
-        return Result(calibration: calibration, report: lines.joined(separator: "\n"))
+        return Result(calibration: calibration, report: lines.joined(separator: "\n"), check: check)
     }
+
+    /// The check's lines of the report: per zone, the seconds scored and the accuracy before → after.
+    static func report(_ check: CalibrationCheck) -> [String] {
+        let width = max(check.zones.map(\.zone.rawValue.count).max() ?? 0, 3)
+        func row(_ name: String, _ seconds: Int, _ before: Double, _ after: Double) -> String {
+            "    " + name.padding(toLength: width, withPad: " ", startingAt: 0)
+                + String(format: " %6d s %5.0f %% → %3.0f %%", seconds, before * 100, after * 100)
+        }
+        return [
+            "  expected accuracy per zone (the engine replaying the walk; before: uncalibrated; after: "
+                + "cross-validated, each \(Int(check.chunkSeconds)) s stretch scored by a calibration made without "
+                + "it, \(check.folds) folds):"
+        ] + check.zones.map { row($0.zone.rawValue, $0.seconds, $0.before, $0.after) }
+            + [row("all", check.seconds, check.before, check.after)]
+    }
+
+    static func percent(_ share: Double) -> String { String(format: "%.0f %%", share * 100) }
 }
