@@ -52,6 +52,8 @@ build_began=$(date +%s)
 swift build -c "$configuration" --product beacon-hub >/dev/null
 swift build -c "$configuration" --product beacon-sim >/dev/null
 bin=$(swift build -c "$configuration" --show-bin-path)
+# The commit the binaries were built from (HEAD may move while the run goes on).
+commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources || echo "+changes")"
 began=$(date +%s)
 start=1763812800
 
@@ -147,7 +149,7 @@ score config/venues/flat-kolakowski.yaml "$flat/test_robot" "$flat/hub-calibrate
 
 ended=$(date +%s)
 cat >"$out/meta.json" <<EOF
-{"command": "$command_line", "commit": "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources || echo "+changes")",
+{"command": "$command_line", "commit": "$commit",
  "date": "$(date -u +%Y-%m-%d)", "cores": $(nproc), "seconds": $((ended - began)),
  "buildSeconds": $((began - build_began)), "duration": "$duration", "shippedDuration": "$shipped_duration",
  "venues": $venues, "configuration": "$configuration"}
