@@ -73,26 +73,13 @@ import Testing
               pathLossExponent: 2.2
               shadowingSigma: 0
             """, file: "lab.yaml")
-        struct Plan: Decodable {
-            var beacon: String
-            var stops: [Calibrator.Stop]
-            var route: [Calibrator.RoutePoint]
-        }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("check-\(UUID())").path
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        _ = try CalibrationWalk.writeFiles(
-            venue: venue, seed: 7, start: 1_763_800_000, dwell: 60, strolling: true, directory: folder)
-        let plan = try ConfigLoader.load(Plan.self, from: folder + "/plan.yaml")
-        let text = try String(contentsOfFile: folder + "/sightings.jsonl", encoding: .utf8)
-        let sightings = try text.split(separator: "\n").map {
-            try ContractCoding.decodeLine(SightingLine.self, from: String($0))
-        }
+        let walk = try SimulatedWalk(venue: venue, seed: 7, dwell: 60)
         var settings = InferenceSettings()
         settings.method = .position
         let check = try #require(
             CalibrationCheck.run(
-                venue: venue, settings: settings, beacon: plan.beacon, stops: plan.stops, route: plan.route,
-                sightings: sightings, site: "lab"))
+                venue: venue, settings: settings, beacon: walk.plan.beacon, stops: walk.plan.stops,
+                route: walk.plan.route, sightings: walk.sightings, site: "lab"))
         #expect(check.zones.map(\.zone) == ["a", "b", "c", "d"])
         #expect(check.zones.allSatisfy { $0.seconds >= 50 })
         // When written: a 53 → 53, b 0 → 38, c 56 → 44, d 0 → 42 of 53 / 56 / 56 / 56 s (49 → 80 %): the quiet rooms

@@ -124,23 +124,11 @@ import Testing
               pathLossExponent: 2.2
               shadowingSigma: 0
             """, file: "lab.yaml")
-        struct Plan: Decodable {
-            var beacon: String
-            var stops: [Calibrator.Stop]
-            var route: [Calibrator.RoutePoint]
-        }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fit-\(UUID())").path
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        _ = try CalibrationWalk.writeFiles(
-            venue: venue, seed: 5, start: 1_763_800_000, dwell: 60, strolling: true, directory: folder)
-        let plan = try ConfigLoader.load(Plan.self, from: folder + "/plan.yaml")
+        let walk = try SimulatedWalk(venue: venue, seed: 5, dwell: 60)
         var calibrator = Calibrator(
-            model: VenueModel(venue: venue, settings: Self.settings), beacon: plan.beacon, stops: plan.stops,
-            route: plan.route)
-        let text = try String(contentsOfFile: folder + "/sightings.jsonl", encoding: .utf8)
-        for line in text.split(separator: "\n") {
-            calibrator.add(try ContractCoding.decodeLine(SightingLine.self, from: String(line)))
-        }
+            model: VenueModel(venue: venue, settings: Self.settings), beacon: walk.plan.beacon,
+            stops: walk.plan.stops, route: walk.plan.route)
+        for sighting in walk.sightings { calibrator.add(sighting) }
         let calibration = calibrator.result(site: "lab", created: 0).calibration
         var settings = Self.settings
         settings.learnsExponent = true
