@@ -49,9 +49,10 @@ public enum CalibrationWalk {
             }
             let from = t
             while t < from + dwell {
-                // One slow turn over the stop.
-                let heading = 2 * Double.pi * (t - from) / dwell
-                let spot = strolling ? strollPoint(in: zone.shape, turn: (t - from) / dwell) : standing
+                // One slow turn over the stop: standing, on the spot; strolling, the walker faces the way they walk.
+                let turn = (t - from) / dwell
+                let heading = strolling ? strollHeading(in: zone.shape, turn: turn) : 2 * Double.pi * turn
+                let spot = strolling ? strollPoint(in: zone.shape, turn: turn) : standing
                 if (t - from).truncatingRemainder(dividingBy: routeSeconds) < interval / 2 {
                     route.append("  - { t: \(t), x: \(rounded(spot.x)), y: \(rounded(spot.y)) }")
                 }
@@ -100,6 +101,20 @@ public enum CalibrationWalk {
         let ry = ((ys.max() ?? 0) - (ys.min() ?? 0)) / 4
         let point = Point(centre.x + rx * cos(2 * Double.pi * turn), centre.y + ry * sin(2 * Double.pi * turn))
         return shape.contains(point) ? point : centre
+    }
+
+    /// The way a walker on `strollPoint`'s ellipse faces: along it, anticlockwise (the direction of travel, so the
+    /// body is beside the zone's middle, not between it and the tag). Where the stroll falls back to the centre, one
+    /// slow turn.
+    static func strollHeading(in shape: Polygon, turn: Double) -> Double {
+        let xs = shape.vertices.map(\.x)
+        let ys = shape.vertices.map(\.y)
+        let rx = ((xs.max() ?? 0) - (xs.min() ?? 0)) / 4
+        let ry = ((ys.max() ?? 0) - (ys.min() ?? 0)) / 4
+        let angle = 2 * Double.pi * turn
+        let point = strollPoint(in: shape, turn: turn)
+        guard point != shape.centroid, rx > 0 || ry > 0 else { return angle }
+        return atan2(ry * cos(angle), -rx * sin(angle))
     }
 
     /// Somewhere in the middle third of the zone, as a person told "stand in the middle" would.

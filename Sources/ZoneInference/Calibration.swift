@@ -31,11 +31,16 @@ public struct Calibration: Sendable, Hashable, Codable {
         /// Per gateway that heard it: mean level, spread, share of the window's seconds with a reading, number of
         /// readings.
         public var levels: [String: Profile]
+        /// The way the tag's carrier was walking (degrees anticlockwise from the venue's x axis: 0 east, 90 north), from
+        /// the route; absent where the route pauses or turns within the window. The map's fit takes the carrier's
+        /// body out of the levels with it.
+        public var heading: Double?
 
-        public init(x: Double, y: Double, levels: [String: Profile]) {
+        public init(x: Double, y: Double, levels: [String: Profile], heading: Double? = nil) {
             self.x = x
             self.y = y
             self.levels = levels
+            self.heading = heading
         }
     }
 

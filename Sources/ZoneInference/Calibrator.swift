@@ -1,5 +1,9 @@
 import BeaconModel
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Turns a calibration walk — one tag standing in each zone for about 30 s, or walked along a route of marked points —
 /// into a `Calibration`: per zone and gateway the level, spread and how often it was heard; per gateway its offset from
 /// the geometric model; and along the route, every `pointSeconds`, where the tag was and what each gateway showed.
@@ -47,15 +51,36 @@ public struct Calibrator: Sendable {
         var x = 0.0
         var y = 0.0
         var count = 0
+        /// The readings' directions of travel as unit vectors, summed, and how many had one.
+        var east = 0.0
+        var north = 0.0
+        var moving = 0
         var readings: [Int: [Double]] = [:]
         var seconds: [Int: Set<Int>] = [:]
 
-        mutating func add(_ rssi: Double, gateway: Int, at place: (x: Double, y: Double), second: Int) {
+        mutating func add(
+            _ rssi: Double, gateway: Int, at place: (x: Double, y: Double, heading: Double?), second: Int
+        ) {
             x += place.x
             y += place.y
             count += 1
+            if let heading = place.heading {
+                east += cos(heading)
+                north += sin(heading)
+                moving += 1
+            }
             readings[gateway, default: []].append(rssi)
             seconds[gateway, default: []].insert(second)
+        }
+
+        /// The window's direction of travel in degrees; nil unless every reading had one and they agree (within
+        /// about 45° of their mean).
+        var heading: Double? {
+            guard moving == count, count > 0 else { return nil }
+            let n = Double(count)
+            guard (east * east + north * north).squareRoot() / n >= 0.7 else { return nil }
+            let degrees = atan2(north, east) * 180 / Double.pi
+            return ((degrees < 0 ? degrees + 360 : degrees) * 10).rounded() / 10
         }
     }
     /// Per stop, per gateway: readings and the whole seconds in which there was one.
@@ -96,8 +121,9 @@ public struct Calibrator: Sendable {
         if place == nil { used += 1 }
     }
 
-    /// Where the route says the tag was at `t`; nil outside the route's time.
-    func place(at t: Double) -> (x: Double, y: Double)? {
+    /// Where the route says the tag was at `t`, and the way it was going (radians; nil on a pause or at the route's
+    /// last point); nil outside the route's time.
+    func place(at t: Double) -> (x: Double, y: Double, heading: Double?)? {
         guard let first = route.first, let last = route.last, t >= first.t, t <= last.t else { return nil }
         var low = 0
         var high = route.count - 1
@@ -107,10 +133,13 @@ public struct Calibrator: Sendable {
             if route[middle].t <= t { low = middle } else { high = middle - 1 }
         }
         let a = route[low]
-        guard low + 1 < route.count else { return (a.x, a.y) }
+        guard low + 1 < route.count else { return (a.x, a.y, nil) }
         let b = route[low + 1]
         let share = b.t > a.t ? (t - a.t) / (b.t - a.t) : 0
-        return (a.x + (b.x - a.x) * share, a.y + (b.y - a.y) * share)
+        let moved = ((b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y)).squareRoot()
+        return (
+            a.x + (b.x - a.x) * share, a.y + (b.y - a.y) * share, moved >= 0.1 ? atan2(b.y - a.y, b.x - a.x) : nil
+        )
     }
 
     /// The route's windows as calibration points (nil without a route).
@@ -128,7 +157,8 @@ public struct Calibrator: Sendable {
             }
             let n = Double(window.count)
             return Calibration.Point(
-                x: (window.x / n * 100).rounded() / 100, y: (window.y / n * 100).rounded() / 100, levels: levels)
+                x: (window.x / n * 100).rounded() / 100, y: (window.y / n * 100).rounded() / 100, levels: levels,
+                heading: window.heading)
         }
     }
 

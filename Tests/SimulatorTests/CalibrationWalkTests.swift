@@ -1,8 +1,9 @@
 import BeaconConfig
 import BeaconModel
 import Foundation
-import Simulator
 import Testing
+
+@testable import Simulator
 
 @Suite struct CalibrationWalkTests {
     func walk(_ venue: Venue, seed: UInt64 = 1, strolling: Bool = true) throws -> (text: Data, lines: [SightingLine]) {
@@ -17,17 +18,37 @@ import Testing
         return (text, lines)
     }
 
-    /// The museum's strolling walk, seed 1, hashed (FNV-1a over the file's bytes): the value the walk gave before it
-    /// had interference and clocks (computed then, from `beacon-sim calibration-walk` of that version), which a venue
-    /// without them must still give.
+    /// The museum's standing walk, seed 1, hashed (FNV-1a over the file's bytes): a venue without interference or
+    /// clocks must walk as it always did. (The strolling walk's hash was pinned here, unchanged since before bursts
+    /// and clocks, until the strolling walker turned to face the way they walk; this value is the standing walk's of
+    /// that version, e28f5be's `beacon-sim calibration-walk config/venues/museum.yaml --seed 1 --start 1763800000`.)
     @Test func aVenueWithoutBurstsOrClocksWalksAsItAlwaysDid() throws {
         let museum = try VenueLoader.load(
             from: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml").path)
-        let (text, lines) = try walk(museum)
+        let (text, lines) = try walk(museum, strolling: false)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        #expect(lines.count == 1_743)
-        #expect(hash == 0x89dd_6a4c_76d7_9b75)
+        #expect(lines.count == 2_037)
+        #expect(hash == 0xdfd6_29f7_11da_fcb3)
+    }
+
+    /// A strolling walker faces the way they walk round the stroll's ellipse (anticlockwise): never towards or away
+    /// from the zone's middle, where its gateway often hangs, so their body does not stand between the two.
+    @Test func aStrollerFacesAlongTheEllipse() throws {
+        let zone = Polygon([Point(0, 0), Point(8, 0), Point(8, 6), Point(0, 6)])
+        for step in 0..<40 {
+            let turn = Double(step) / 40
+            let point = CalibrationWalk.strollPoint(in: zone, turn: turn)
+            let heading = CalibrationWalk.strollHeading(in: zone, turn: turn)
+            let out = (x: point.x - zone.centroid.x, y: point.y - zone.centroid.y)
+            // Across the way out from the middle (an ellipse's tangent, with axes of 2 and 1.5 m: not exactly).
+            let along = (x: cos(heading), y: sin(heading))
+            let radial = (out.x * along.x + out.y * along.y) / (out.x * out.x + out.y * out.y).squareRoot()
+            #expect(abs(radial) < 0.35, "turn \(turn): \(radial)")
+            // And the way the walk goes: the next point lies ahead.
+            let next = CalibrationWalk.strollPoint(in: zone, turn: turn + 0.01)
+            #expect((next.x - point.x) * along.x + (next.y - point.y) * along.y > 0, "turn \(turn)")
+        }
     }
 
     /// The plan's route (docs/inference.md, "Calibration") is where the walker was: every 5 s of each stop and at its
