@@ -383,10 +383,14 @@ import ZoneInference
         #expect(receiver.requests.count == attempts)
     }
 
+    /// A receiver that is down refuses the connection: each attempt fails at once. (The port is held, not just found
+    /// free and let go: in one CI run under load the verdict had not come after the 20 s this test waits, which
+    /// another test's receiver taking the freed port explains — they bind port 0, and one holds requests for 40 s.)
     @Test func aReceiverThatIsDownFailsAfterMaxAttempts() async throws {
-        let port = try FreePort.find()
+        let down = try FreePort.Refused()
+        defer { down.release() }
         let (dispatcher, running) = try dispatcher(
-            "webhooks: [{ url: \"http://127.0.0.1:\(port)/hook\", maxAttempts: 3, retryInitialSeconds: 0.01 }]")
+            "webhooks: [{ url: \"http://127.0.0.1:\(down.port)/hook\", maxAttempts: 3, retryInitialSeconds: 0.01 }]")
         defer { running.cancel() }
         dispatcher.enqueue(Self.event(.enter))
         let counts = await Self.settle(dispatcher) { $0[0].failed == 1 }
@@ -394,7 +398,9 @@ import ZoneInference
     }
 
     @Test func webhookLogsNameTheHostButNeverThePathOrQuery() async throws {
-        let port = try FreePort.find()
+        let down = try FreePort.Refused()
+        defer { down.release() }
+        let port = down.port
         let records = RecordingLogHandler.Records()
         let logger = Logger(label: "test.webhooks") { _ in RecordingLogHandler(records: records) }
         let (loaded, _) = try configuration(
