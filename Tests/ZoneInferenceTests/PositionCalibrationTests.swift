@@ -147,15 +147,19 @@ import Testing
         #expect(ranked == ["gw-1", "gw-3", "gw-2", "gw-4"])
     }
 
-    /// The route in a plan places each reading between its marked points; readings are pooled every two seconds.
-    @Test func aRouteBecomesPointsWhereTheTagWas() throws {
-        let venue = try TestVenue.venue()
-        let model = VenueModel(venue: venue, settings: InferenceSettings())
+    /// A calibrator for the row venue's route: from (2, 4) east to (12, 4) in 10 s, then a 10 s pause there.
+    static func rowRoute() throws -> Calibrator {
+        let model = VenueModel(venue: try TestVenue.venue(), settings: InferenceSettings())
         let route = [
             Calibrator.RoutePoint(t: 100, x: 2, y: 4), Calibrator.RoutePoint(t: 110, x: 12, y: 4),
             Calibrator.RoutePoint(t: 120, x: 12, y: 4),
         ]
-        var calibrator = Calibrator(model: model, beacon: TestVenue.beacon, stops: [], route: route)
+        return Calibrator(model: model, beacon: TestVenue.beacon, stops: [], route: route)
+    }
+
+    /// The route in a plan places each reading between its marked points; readings are pooled every two seconds.
+    @Test func aRouteBecomesPointsWhereTheTagWas() throws {
+        var calibrator = try Self.rowRoute()
         #expect(calibrator.place(at: 105).map { [$0.x, $0.y] } == [7, 4])
         #expect(calibrator.place(at: 115).map { [$0.x, $0.y] } == [12, 4])
         #expect(calibrator.place(at: 99) == nil && calibrator.place(at: 121) == nil)
@@ -180,12 +184,7 @@ import Testing
     /// gateway straight behind the walker reads the body's whole loss low, one ahead none, against the average 1/π.
     @Test func theRoutesHeadingTakesTheWalkersBodyOut() throws {
         let venue = try TestVenue.venue()
-        let model = VenueModel(venue: venue, settings: InferenceSettings())
-        let route = [
-            Calibrator.RoutePoint(t: 100, x: 2, y: 4), Calibrator.RoutePoint(t: 110, x: 12, y: 4),
-            Calibrator.RoutePoint(t: 120, x: 12, y: 4),
-        ]
-        var calibrator = Calibrator(model: model, beacon: TestVenue.beacon, stops: [], route: route)
+        var calibrator = try Self.rowRoute()
         #expect(calibrator.place(at: 105)?.heading == 0)
         #expect(calibrator.place(at: 115).map { $0.heading == nil } == true)
         for tenth in stride(from: 1000, through: 1200, by: 5) {
