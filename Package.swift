@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
     ],
     targets: [
         // Executables: parse arguments, load configuration, call the wiring library.
@@ -133,6 +135,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The shared history in PostgreSQL (store.backend: postgres): the only importer of PostgresNIO.
+        .target(
+            name: "BeaconPostgres",
+            dependencies: [
+                "BeaconStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // The hub's HTTP side: JSON API, live stream, /metrics and /health, and the web page (Web/, served as is).
         .target(
             name: "Dashboard",
@@ -197,7 +211,9 @@ let package = Package(
         .testTarget(
             name: "ZoneInferenceTests", dependencies: ["ZoneInference", "BeaconModel", "BeaconConfig", "Simulator"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "BeaconStoreTests", dependencies: ["BeaconStore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BeaconStoreTests", dependencies: ["BeaconStore", "BeaconPostgres", "BrokerTestSupport"],
+            swiftSettings: swiftSettings),
         // The fuzzer's corpus and crashes replayed (scripts/fuzz.sh; Tests/Fuzz is not a target).
         .testTarget(
             name: "FuzzRegressionTests", dependencies: ["BeaconModel", "BeaconDecoding"], swiftSettings: swiftSettings),

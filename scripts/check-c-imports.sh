@@ -21,5 +21,6 @@ check GRDB Sources/BeaconStore
 check GRDBSQLite Sources/BeaconStore
 check SQLite3 Sources/BeaconStore
 check CSQLite Sources/BeaconStore
-[ $status -eq 0 ] && echo "check-c-imports: ok (CMosquitto → BeaconMQTT, CBluetooth → BLEScanner, GRDB → BeaconStore)"
+check PostgresNIO Sources/BeaconPostgres
+[ $status -eq 0 ] && echo "check-c-imports: ok (CMosquitto → BeaconMQTT, CBluetooth → BLEScanner, GRDB → BeaconStore, PostgresNIO → BeaconPostgres)"
 exit $status

@@ -8,6 +8,7 @@ packages=(
   libsqlite3-dev                                 # SQLite for GRDB
   openssl pkg-config                             # test certificates; SwiftPM finds libmosquitto through pkg-config
   libjs-chart.js                                 # the dashboard's charts, served from /usr/share/javascript/chart.js
+  postgresql-15 postgresql-client-15             # the shared history's tests start their own server (initdb, no service)
 )
 # The dashboard's browser test drives Debian's Chromium through its WebDriver (skipped with a message without them).
 if [ "${BEACONTRACKER_NO_BROWSER:-0}" != "1" ]; then

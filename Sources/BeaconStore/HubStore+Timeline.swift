@@ -15,6 +15,24 @@ extension HubStore {
         public var code: String?
         public var gateway: String?
         public var reason: String
+
+        public init(
+            id: Int64, t: Double, type: String, tag: String?, zone: String?, previousZone: String?, confidence: Double,
+            dwellSeconds: Double?, region: String?, code: String?, gateway: String?, reason: String
+        ) {
+            self.id = id
+            self.t = t
+            self.type = type
+            self.tag = tag
+            self.zone = zone
+            self.previousZone = previousZone
+            self.confidence = confidence
+            self.dwellSeconds = dwellSeconds
+            self.region = region
+            self.code = code
+            self.gateway = gateway
+            self.reason = reason
+        }
     }
 
     /// Which events: each set field narrows; `types` empty means every type.
@@ -82,47 +100,5 @@ extension HubStore {
         /// Sample times: `since`, `since + step`, … below `until`.
         public var t: [Double]
         public var count: [Int]
-    }
-
-    /// The occupancy of `zones` (every recorded zone when empty) sampled every `step` seconds in [since, until).
-    /// At most 10,000 samples per zone: a longer window needs a longer step.
-    public func occupancySeries(
-        zones: [String] = [], since: Double, until: Double, step: Double
-    ) async throws -> [OccupancySeries] {
-        guard step > 0, until > since else { return [] }
-        let samples = min(10_000, Int(((until - since) / step).rounded(.up)))
-        let times = (0..<samples).map { since + Double($0) * step }
-        return try await database.read { db in
-            var sql = "SELECT zone, enter, exit FROM visits WHERE enter < ? AND (exit IS NULL OR exit > ?)"
-            var arguments: StatementArguments = [until, since]
-            if !zones.isEmpty {
-                sql += " AND zone IN (" + zones.map { _ in "?" }.joined(separator: ", ") + ")"
-                for zone in zones { arguments += [zone] }
-            }
-            var visits: [String: [(enter: Double, exit: Double?)]] = [:]
-            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
-                visits[row["zone"], default: []].append((row["enter"], row["exit"]))
-            }
-            let names =
-                zones.isEmpty
-                ? try String.fetchAll(db, sql: "SELECT id FROM zones ORDER BY id") : zones
-            return Set(names).union(visits.keys).sorted().map { zone in
-                // Each visit adds one to the samples in [enter, exit): a difference array, then a running sum.
-                var delta = [Int](repeating: 0, count: samples + 1)
-                for visit in visits[zone] ?? [] {
-                    let first = max(0, Int(((visit.enter - since) / step).rounded(.up)))
-                    let end = visit.exit.map { min(samples, Int(((($0 - since) / step)).rounded(.up))) } ?? samples
-                    guard first < end else { continue }
-                    delta[first] += 1
-                    delta[end] -= 1
-                }
-                var running = 0
-                let counts = (0..<samples).map { index in
-                    running += delta[index]
-                    return running
-                }
-                return OccupancySeries(zone: zone, t: times, count: counts)
-            }
-        }
     }
 }

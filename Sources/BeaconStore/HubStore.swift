@@ -12,7 +12,7 @@ import Synchronization
 /// One process writes a file at a time: the writer holds an exclusive lock on `<file>-writer.lock`, so a second hub
 /// (or `beacon-hub forget`) pointed at the same file is refused instead of racing it (SQLite 3.40's WAL bug makes two
 /// writers unsafe anyway). Query commands open the file read-only and need no lock.
-public final class HubStore: Sendable {
+public final class HubStore: HistoryStore {
     /// A gateway boot's acknowledgement as the database knows it: every batch up to `seq` is committed (or lost).
     public struct Ack: Sendable, Hashable {
         public var gateway: String
@@ -36,6 +36,19 @@ public final class HubStore: Sendable {
         public var since: Double
         public var confidence: Double
         public var updated: Double
+
+        public init(
+            tag: String, beacon: String, state: String, zone: String, since: Double, confidence: Double,
+            updated: Double
+        ) {
+            self.tag = tag
+            self.beacon = beacon
+            self.state = state
+            self.zone = zone
+            self.since = since
+            self.confidence = confidence
+            self.updated = updated
+        }
     }
 
     /// What a starting hub reads back.
@@ -46,6 +59,8 @@ public final class HubStore: Sendable {
         /// duplicate.
         public var committedBeyondAck: [Ack] = []
         public var liveTags: [LiveTag] = []
+
+        public init() {}
     }
 
     /// What one commit did.
@@ -64,6 +79,7 @@ public final class HubStore: Sendable {
     }
 
     public let path: String
+    public var location: String { path }
     public let database: StoreDatabase
     /// A visit that starts within this many seconds of the tag's previous exit continues the same trip: a transition
     /// is recorded, and routes join them.
@@ -124,7 +140,7 @@ public final class HubStore: Sendable {
     deinit { releaseLock() }
 
     /// Closes the connection (checkpointing the WAL) and releases the writer lock.
-    public func close() throws(StoreError) {
+    public func close() throws {
         defer { releaseLock() }
         try database.close()
     }
@@ -236,7 +252,7 @@ public final class HubStore: Sendable {
 
     /// The acknowledgements, committed-but-unacknowledged batches and live tags a starting hub carries on from.
     /// `recentBoots`: how many of each gateway's latest boots to read batches of (the acknowledgement's own limit).
-    public func recover(recentBoots: Int = 4) async throws -> Recovered {
+    public func recover(recentBoots: Int) async throws -> Recovered {
         try await database.read { db in
             var recovered = Recovered()
             let boots = try Row.fetchAll(

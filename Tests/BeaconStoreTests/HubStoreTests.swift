@@ -2,8 +2,9 @@ import BeaconStore
 import Foundation
 import Testing
 
-/// The hub's history database against real SQLite files: migrations, the ledger and acknowledgements, visits and
-/// transitions from moves, dwell statistics, forget, retention, and a full disk.
+/// The hub's history database: migrations, the ledger and acknowledgements, visits and transitions from moves, dwell
+/// statistics, forget, retention and identity against both backends (a real SQLite file, a real PostgreSQL server);
+/// a full disk and the file's writer lock against SQLite.
 @Suite struct HubStoreTests {
     let directory: URL
     var path: String { directory.appendingPathComponent("hub.db").path }
@@ -74,8 +75,9 @@ import Testing
         try first.close()
     }
 
-    @Test func acknowledgementsCoverOnlyContiguousCommittedOrLostBatches() async throws {
-        let store = try HubStore(path: path)
+    @Test(arguments: StoreBackend.allCases)
+    func acknowledgementsCoverOnlyContiguousCommittedOrLostBatches(backend: StoreBackend) async throws {
+        let store = try await backend.open()
         var result = try await store.commit(
             Self.journal(batches: [Self.batch(1), Self.batch(2), Self.batch(4)]), at: 2000)
         #expect(result.acks == [HubStore.Ack(gateway: "gw-a", boot: "b1", seq: 2)])
@@ -89,11 +91,12 @@ import Testing
         let recovered = try await store.recover()
         #expect(recovered.acks == [HubStore.Ack(gateway: "gw-a", boot: "b1", seq: 7)])
         #expect(recovered.committedBeyondAck == [HubStore.Ack(gateway: "gw-a", boot: "b1", seq: 9)])
-        #expect(try await store.database.fetchInteger("SELECT sum(sightings) FROM batches") == 15)
+        #expect(try await store.integer("SELECT sum(sightings) FROM batches") == 15)
     }
 
-    @Test func anAcknowledgementAdoptedFromAnotherHubIsContinued() async throws {
-        let store = try HubStore(path: path)
+    @Test(arguments: StoreBackend.allCases)
+    func anAcknowledgementAdoptedFromAnotherHubIsContinued(backend: StoreBackend) async throws {
+        let store = try await backend.open()
         var journal = Self.journal(batches: [Self.batch(101), Self.batch(102)])
         journal.adopted = [HubJournal.AdoptedAck(gateway: "gw-a", boot: "b1", seq: 100, t: 1000)]
         let result = try await store.commit(journal, at: 2000)
@@ -105,8 +108,9 @@ import Testing
         #expect(try await store.recover().acks == [HubStore.Ack(gateway: "gw-a", boot: "b1", seq: 102)])
     }
 
-    @Test func movesBecomeVisitsTransitionsAndDwellStatistics() async throws {
-        let store = try HubStore(path: path, tripGapSeconds: 120)
+    @Test(arguments: StoreBackend.allCases)
+    func movesBecomeVisitsTransitionsAndDwellStatistics(backend: StoreBackend) async throws {
+        let store = try await backend.open(tripGapSeconds: 120)
         let hour = 1_800_000_000.0  // an hour boundary (1_800_000_000 = 500_000 × 3600)
         let moves = [
             Self.move("t1", nil, "a", at: hour + 10),
@@ -141,8 +145,9 @@ import Testing
         #expect(live.map { "\($0.tag) \($0.zone) \(Int($0.since - hour))" } == ["t1 c 160", "t2 c 500"])
     }
 
-    @Test func anUnknownTagKeepsItsVisitOpenAndSuspectMarksTheVisit() async throws {
-        let store = try HubStore(path: path)
+    @Test(arguments: StoreBackend.allCases)
+    func anUnknownTagKeepsItsVisitOpenAndSuspectMarksTheVisit(backend: StoreBackend) async throws {
+        let store = try await backend.open()
         var journal = Self.journal(moves: [Self.move("t1", nil, "a", at: 100)])
         journal.events = [
             HubJournal.Event(
@@ -156,11 +161,12 @@ import Testing
         let visit = try #require(try await store.visits(HubStore.VisitFilter(tag: "t1")).first)
         #expect(visit.exit == nil && visit.suspect)
         #expect(try await store.recover().liveTags.map(\.state) == ["unknown"])
-        #expect(try await store.database.fetchInteger("SELECT count(*) FROM events") == 2)
+        #expect(try await store.integer("SELECT count(*) FROM events") == 2)
     }
 
-    @Test func forgetDeletesEveryRowOfATagAndRecomputesDwell() async throws {
-        let store = try HubStore(path: path)
+    @Test(arguments: StoreBackend.allCases)
+    func forgetDeletesEveryRowOfATagAndRecomputesDwell(backend: StoreBackend) async throws {
+        let store = try await backend.open()
         var journal = Self.journal(moves: [
             Self.move("t1", nil, "a", at: 100), Self.move("t2", nil, "a", at: 100),
             Self.move("t1", "a", "b", at: 130), Self.move("t2", "a", "b", at: 200),
@@ -180,14 +186,15 @@ import Testing
         #expect(deleted["visits"] == 2 && deleted["transitions"] == 1 && deleted["events"] == 1)
         #expect(deleted["sightings"] == 1 && deleted["tags"] == 1 && deleted["live_tags"] == 1)
         for table in ["visits", "transitions", "events", "tags", "live_tags"] {
-            #expect(try await store.database.fetchInteger("SELECT count(*) FROM \(table) WHERE tag = 't1'") == 0)
+            #expect(try await store.integer("SELECT count(*) FROM \(table) WHERE tag = 't1'") == 0)
         }
         let dwell = try #require(try await store.dwell(by: .hour).first)
         #expect(dwell.statistics.total == 100 && dwell.statistics.visits == 1 && dwell.statistics.tags == 1)
     }
 
-    @Test func rawSightingsPastTheirRetentionArePruned() async throws {
-        let store = try HubStore(path: path)
+    @Test(arguments: StoreBackend.allCases)
+    func rawSightingsPastTheirRetentionArePruned(backend: StoreBackend) async throws {
+        let store = try await backend.open()
         var journal = HubJournal()
         journal.sightings = (0..<10).map {
             HubJournal.Sighting(t: Double($0) * 100, gateway: "gw-a", beaconKey: "x", rssi: -70, txPower: nil)
@@ -195,8 +202,8 @@ import Testing
         journal.batches = [Self.batch(1, sightings: 10)]
         _ = try await store.commit(journal, at: 1000)
         #expect(try await store.pruneSightings(before: 450) == 5)
-        #expect(try await store.database.fetchInteger("SELECT min(t) FROM sightings") == 500)
-        #expect(try await store.database.fetchInteger("SELECT count(*) FROM batches") == 1, "the ledger is kept")
+        #expect(try await store.integer("SELECT min(t) FROM sightings") == 500)
+        #expect(try await store.integer("SELECT count(*) FROM batches") == 1, "the ledger is kept")
     }
 
     @Test func aFullDiskFailsTheWholeCommitAndTheRetrySucceedsOnceThereIsSpace() async throws {
@@ -223,8 +230,9 @@ import Testing
         #expect(try await store.database.integrityCheck() == "ok")
     }
 
-    @Test func aDatabaseKeepsItsSiteAndPseudonymisation() async throws {
-        let store = try HubStore(path: path)
+    @Test(arguments: StoreBackend.allCases)
+    func aDatabaseKeepsItsSiteAndPseudonymisation(backend: StoreBackend) async throws {
+        let store = try await backend.open()
         try await store.adopt(site: "museum", keyID: nil)
         try await store.adopt(site: "museum", keyID: nil)
         await #expect(throws: StoreError.self) { try await store.adopt(site: "shop", keyID: nil) }

@@ -1,0 +1,220 @@
+import BeaconStore
+import Foundation
+import Logging
+import PostgresNIO
+
+extension PostgresHistory {
+    /// The one connection through which this hub writes its site, holding the site's writer lock (a session advisory
+    /// lock) for as long as it is open. Commits are serialised here; a failed one drops the connection, and the next
+    /// reconnects and takes the lock again (or is refused with `locked` while another hub holds it).
+    actor Writer {
+        let configuration: PostgresConnection.Configuration
+        let location: String
+        let site: String
+        let tripGapSeconds: Double
+        let logger: Logger
+        var connection: PostgresConnection?
+        /// Partitions known to exist (created by this process or found).
+        var partitions: Set<String> = []
+        var nextConnectionID = 1
+
+        init(
+            configuration: PostgresConnection.Configuration, location: String, site: String, tripGapSeconds: Double,
+            logger: Logger
+        ) {
+            self.configuration = configuration
+            self.location = location
+            self.site = site
+            self.tripGapSeconds = tripGapSeconds
+            self.logger = logger
+        }
+
+        deinit {
+            // PostgresNIO requires a connection closed before it goes; kept alive until it is.
+            if let connection { connection.close().whenComplete { _ in _ = connection } }
+        }
+
+        /// The lock's key: one per site, in a name space of our own (`hashtextextended` of a fixed prefix and the site).
+        nonisolated var lockName: String { "beacontracker writer " + site }
+
+        func connect() async throws(StoreError) -> PostgresConnection {
+            do {
+                nextConnectionID += 1
+                return try await PostgresConnection.connect(
+                    configuration: configuration, id: nextConnectionID, logger: logger)
+            } catch {
+                throw StoreError(postgres: error, location: location)
+            }
+        }
+
+        /// The writer's connection, holding the writer lock.
+        func locked() async throws(StoreError) -> PostgresConnection {
+            if let connection, !connection.isClosed { return connection }
+            connection = nil
+            let fresh = try await connect()
+            do {
+                var held = false
+                for try await value in try await fresh.query(
+                    "SELECT pg_try_advisory_lock(hashtextextended(\(lockName), 0))", logger: logger
+                ).decode(Bool.self) { held = value }
+                guard held else {
+                    try? await fresh.close()
+                    throw StoreError(
+                        .locked,
+                        "\(location): another hub writes site \(site)'s history (it holds the writer lock): only "
+                            + "one hub of a site writes at a time; this one waits until that hub stops or loses the "
+                            + "database")
+                }
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                try? await fresh.close()
+                throw StoreError(postgres: error, location: location)
+            }
+            connection = fresh
+            return fresh
+        }
+
+        /// Closes the connection: the writer lock is free when this returns.
+        func disconnect() async {
+            guard let connection else { return }
+            self.connection = nil
+            try? await connection.close()
+        }
+
+        /// Runs `work` in one transaction on the locked connection. Any failure rolls back and drops the connection
+        /// (a connection in doubt must not keep the lock), so the next call starts clean.
+        func transaction<T: Sendable>(
+            _ work: (PostgresConnection) async throws -> T
+        ) async throws(StoreError) -> T {
+            let connection = try await locked()
+            do {
+                return try await connection.withTransaction(logger: logger) { connection in
+                    try await work(connection)
+                }
+            } catch {
+                await disconnect()
+                throw StoreError(postgres: error, location: location)
+            }
+        }
+
+        // MARK: Schema
+
+        /// Applies missing migrations on a connection of its own (no writer lock: query tools migrate too).
+        func migrate() async throws {
+            let connection = try await connect()
+            defer { Task { try? await connection.close() } }
+            do {
+                try await connection.withTransaction(logger: logger) { connection in
+                    try await connection.query(
+                        "SELECT pg_advisory_xact_lock(hashtextextended('beacontracker schema', 0))", logger: logger)
+                    try await connection.query(
+                        """
+                        CREATE TABLE IF NOT EXISTS schema_migrations (
+                            identifier text PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now()
+                        )
+                        """, logger: logger)
+                    var applied: Set<String> = []
+                    for try await identifier in try await connection.query(
+                        "SELECT identifier FROM schema_migrations", logger: logger
+                    ).decode(String.self) { applied.insert(identifier) }
+                    let known = Set(PostgresSchema.migrations.map(\.identifier))
+                    if let unknown = applied.subtracting(known).sorted().first {
+                        throw StoreError(
+                            .newerSchema,
+                            "\(location) has migration \(unknown), which this beacon-hub does not know: a newer hub "
+                                + "wrote it; upgrade this hub")
+                    }
+                    for migration in PostgresSchema.migrations where !applied.contains(migration.identifier) {
+                        // One statement per query: the extended protocol takes no more.
+                        for statement in PostgresSchema.statements(of: migration.sql) {
+                            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        }
+                        try await connection.query(
+                            "INSERT INTO schema_migrations (identifier) VALUES (\(migration.identifier))",
+                            logger: logger)
+                    }
+                }
+            } catch {
+                throw StoreError(postgres: error, location: location)
+            }
+        }
+
+        /// Creates the partitions holding `times` that are not known to exist, each in a short transaction of its own
+        /// under an advisory lock (hubs of several sites create the same month's partition).
+        func ensurePartitions(covering times: [Double]) async throws(StoreError) {
+            var missing: [String: (table: String, from: Double, to: Double)] = [:]
+            for table in PostgresSchema.partitioned {
+                for t in Set(times.map { ($0 / 86_400).rounded(.down) }) {
+                    let partition = PostgresSchema.partition(of: table, at: t * 86_400)
+                    if !partitions.contains(partition.name) {
+                        missing[partition.name] = (table.table, partition.from, partition.to)
+                    }
+                }
+            }
+            guard !missing.isEmpty else { return }
+            let connection = try await locked()
+            do {
+                for (name, partition) in missing.sorted(by: { $0.key < $1.key }) {
+                    try await connection.withTransaction(logger: logger) { connection in
+                        try await connection.query(
+                            "SELECT pg_advisory_xact_lock(hashtextextended('beacontracker partitions', 0))",
+                            logger: logger)
+                        try await connection.query(
+                            PostgresQuery(
+                                unsafeSQL: """
+                                    CREATE TABLE IF NOT EXISTS \(name) PARTITION OF \(partition.table)
+                                    FOR VALUES FROM (\(partition.from)) TO (\(partition.to))
+                                    """), logger: logger)
+                    }
+                    partitions.insert(name)
+                }
+            } catch {
+                await disconnect()
+                throw StoreError(postgres: error, location: location)
+            }
+        }
+
+        // MARK: Start-up
+
+        func recover(recentBoots: Int) async throws(StoreError) -> HubStore.Recovered {
+            let site = self.site
+            return try await transaction { connection in
+                var recovered = HubStore.Recovered()
+                var perGateway: [String: [(boot: String, acked: Int64)]] = [:]
+                for try await (gateway, boot, acked) in try await connection.query(
+                    "SELECT gateway, boot, acked FROM boots WHERE site = \(site) ORDER BY first_seen, id",
+                    logger: logger
+                ).decode((String, String, Int64).self) {
+                    recovered.acks.append(HubStore.Ack(gateway: gateway, boot: boot, seq: acked))
+                    perGateway[gateway, default: []].append((boot, acked))
+                }
+                for (gateway, list) in perGateway.sorted(by: { $0.key < $1.key }) {
+                    for entry in list.suffix(recentBoots) {
+                        for try await seq in try await connection.query(
+                            """
+                            SELECT seq FROM batches WHERE site = \(site) AND gateway = \(gateway)
+                            AND boot = \(entry.boot) AND seq > \(entry.acked) ORDER BY seq
+                            """, logger: logger
+                        ).decode(Int64.self) {
+                            recovered.committedBeyondAck.append(
+                                HubStore.Ack(gateway: gateway, boot: entry.boot, seq: seq))
+                        }
+                    }
+                }
+                for try await (tag, beacon, state, zone, since, confidence, updated) in try await connection.query(
+                    """
+                    SELECT tag, beacon, state, zone, since, confidence, updated FROM live_tags
+                    WHERE site = \(site) ORDER BY tag
+                    """, logger: logger
+                ).decode((String, String, String, String, Double, Double, Double).self) {
+                    recovered.liveTags.append(
+                        HubStore.LiveTag(
+                            tag: tag, beacon: beacon, state: state, zone: zone, since: since, confidence: confidence,
+                            updated: updated))
+                }
+                return recovered
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import BeaconStore
+import Foundation
+import Logging
+import NIOSSL
+import PostgresNIO
+import Synchronization
+
+/// The hub's history in PostgreSQL (`store.backend: postgres`, docs/storage.md): the tables of the SQLite store, each
+/// row under its `site`, so that a standby hub carries on the same history and many sites share one database.
+///
+/// Writes go through one connection per hub (`Writer`), which holds the site's **writer lock**, a session advisory
+/// lock: only one hub writes a site at a time, whatever the broker says, and a hub that dies (or loses the database)
+/// loses the lock with its connection. Queries go through a small pool and read `readSites` (every site when `nil`).
+public final class PostgresHistory: HistoryStore {
+    public let endpoint: Endpoint
+    /// The site this process writes (its acknowledgements, visits and events go under it).
+    public let site: String
+    /// The sites queries read; `nil`: every site in the database.
+    public let readSites: [String]?
+    public let tripGapSeconds: Double
+    public var location: String { endpoint.description }
+    let writer: Writer
+    let client: PostgresClient
+    let logger: Logger
+    let runTask: Mutex<Task<Void, Never>?>
+    /// The migrations, checked (and applied) once per process.
+    let schemaReady = Mutex<Task<Void, any Error>?>(nil)
+
+    /// Connects lazily: nothing is sent to the server before the first operation.
+    public init(
+        endpoint: Endpoint, site: String, readSites: [String]? = nil, tripGapSeconds: Double = 600,
+        logger: Logger = Logger(label: "beacontracker.postgres")
+    ) throws(StoreError) {
+        self.endpoint = endpoint
+        self.site = site
+        self.readSites = readSites
+        self.tripGapSeconds = tripGapSeconds
+        self.logger = logger
+        var configuration = PostgresClient.Configuration(
+            host: endpoint.host, port: endpoint.port, username: endpoint.user, password: endpoint.password,
+            database: endpoint.database, tls: try endpoint.clientTLS())
+        configuration.options.maximumConnections = 4
+        configuration.options.connectTimeout = .seconds(10)
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        writer = Writer(
+            configuration: try endpoint.connectionConfiguration(), location: endpoint.description, site: site,
+            tripGapSeconds: tripGapSeconds, logger: logger)
+        let client = self.client
+        runTask = Mutex(Task { await client.run() })
+    }
+
+    deinit { runTask.withLock { $0?.cancel() } }
+
+    /// Ends the pool and the writer's connection (releasing the writer lock).
+    public func close() throws {
+        runTask.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+        let writer = self.writer
+        Task { await writer.disconnect() }
+    }
+
+    /// Ends the writer's connection and waits for it: the writer lock is free when this returns.
+    public func closeWriter() async { await writer.disconnect() }
+
+    // MARK: Identity
+
+    public func adopt(site: String, keyID: String?) async throws {
+        guard site == self.site else {
+            throw StoreError(.mismatch, "this connection to \(location) writes site \(self.site), not \(site)")
+        }
+        try await ensureSchema()
+        try await adoptRows(site: site, keyID: keyID)
+    }
+
+    public func meta(_ key: String) async throws -> String? {
+        try await ensureSchema()
+        return try await rows("SELECT value FROM meta WHERE site = \(site) AND key = \(key)") {
+            try $0.decode(String.self)
+        }.first
+    }
+
+    public func describeVenue(zones: [HubStore.ZoneRow], gateways: [HubStore.GatewayRow]) async throws {
+        try await ensureSchema()
+        try await describeRows(zones: zones, gateways: gateways)
+    }
+
+    public func recover(recentBoots: Int) async throws -> HubStore.Recovered {
+        try await ensureSchema()
+        return try await writer.recover(recentBoots: recentBoots)
+    }
+
+    public func commit(_ journal: HubJournal, at now: Double) async throws -> HubStore.CommitResult {
+        try await ensureSchema()
+        return try await writer.commit(journal, at: now)
+    }
+
+    public func pruneSightings(before cutoff: Double) async throws -> Int {
+        try await ensureSchema()
+        return try await writer.pruneSightings(before: cutoff)
+    }
+
+    /// Deletes the tag's rows in **every** site of the database (a person asking to be forgotten is forgotten
+    /// everywhere).
+    public func forget(key: String, liveTag: String, beaconKey: String?) async throws -> HubStore.Forgotten {
+        try await ensureSchema()
+        return try await forgetRows(key: key, liveTag: liveTag, beaconKey: beaconKey)
+    }
+
+    // MARK: Plumbing
+
+    /// Collects a read's rows (the sequence must be read while the pool's lease lasts).
+    func rows<Row: Sendable>(
+        _ query: PostgresQuery, _ transform: @Sendable (PostgresRow) throws -> Row
+    ) async throws(StoreError) -> [Row] {
+        do {
+            var result: [Row] = []
+            for try await row in try await client.query(query, logger: logger) { result.append(try transform(row)) }
+            return result
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(postgres: error, location: location)
+        }
+    }
+
+    /// Applies the migrations this build knows and the database lacks, once per process (`PostgresSchema`).
+    func ensureSchema() async throws {
+        let task = schemaReady.withLock { task -> Task<Void, any Error> in
+            if let task { return task }
+            let writer = self.writer
+            let made = Task { try await writer.migrate() }
+            task = made
+            return made
+        }
+        do {
+            try await task.value
+        } catch {
+            // Tried again on the next operation (the server may come back).
+            schemaReady.withLock { $0 = nil }
+            throw error
+        }
+    }
+}
+
+extension StoreError {
+    /// PostgreSQL's error (or the connection's), with what to do.
+    init(postgres error: any Error, location: String) {
+        if let error = error as? StoreError {
+            self = error
+            return
+        }
+        if let psql = error as? PSQLError {
+            if let server = psql.serverInfo {
+                let state = server[.sqlState] ?? ""
+                let message = server[.message] ?? "error"
+                let detail = "\(message) (SQLSTATE \(state))"
+                switch state {
+                case "53100":
+                    self.init(.diskFull, "\(location): disk full — \(detail): free space on the database server")
+                case "28P01", "28000":
+                    self.init(
+                        .cannotOpen,
+                        "\(location): \(detail): check store.postgres's user and passwordFile, and pg_hba.conf")
+                case "3D000":
+                    self.init(
+                        .cannotOpen,
+                        "\(location): \(detail): create the database (docs/operations.md, \"PostgreSQL\")")
+                default: self.init(.io, "\(location): \(detail)")
+                }
+                return
+            }
+            self.init(
+                .io,
+                "\(location): \(psql.code) \(psql.underlying.map { "(\($0))" } ?? ""): check the server runs and "
+                    + "accepts connections from this host (store.postgres.url)")
+            return
+        }
+        if let transaction = error as? PostgresTransactionError {
+            let cause = transaction.closureError ?? transaction.beginError ?? transaction.commitError
+            self.init(postgres: cause ?? StoreError(.io, "\(location): transaction failed"), location: location)
+            return
+        }
+        self.init(
+            .io,
+            "\(location): \(error): check the server runs and accepts connections from this host (store.postgres.url)")
+    }
+}
+
+extension PostgresHistory {
+    /// The value of a one-row, one-column query as an integer (counts and checks in tools and tests), `nil` for NULL
+    /// or no row. Reads every site: `sql` names its own conditions.
+    public func fetchInteger(_ sql: String) async throws -> Int? {
+        try await ensureSchema()
+        let values = try await rows(PostgresQuery(unsafeSQL: "SELECT ((\(sql)))::float8")) {
+            try $0.decode(Double?.self)
+        }
+        return values.first.flatMap { $0 }.map { Int($0) }
+    }
+}

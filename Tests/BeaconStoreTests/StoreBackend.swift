@@ -1,0 +1,48 @@
+import BeaconPostgres
+import BeaconStore
+import BrokerTestSupport
+import Foundation
+import Testing
+
+/// The two databases the history runs on: the store's tests that are about meaning (acknowledgements, visits,
+/// dwell, forget, retention, identity) run against both — a SQLite file in a temp directory, and a database of its own
+/// on a real PostgreSQL server started for the test process.
+enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+
+    var testDescription: String { rawValue }
+
+    /// A new, empty history of `site`.
+    func open(site: String = "museum", tripGapSeconds: Double = 600) async throws -> any HistoryStore {
+        switch self {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return try HubStore(path: directory.appendingPathComponent("hub.db").path, tripGapSeconds: tripGapSeconds)
+        case .postgres:
+            let server = try await SharedPostgres.server()
+            let database = try await server.createDatabase()
+            return try PostgresHistory(
+                endpoint: server.endpoint(database), site: site, readSites: [site], tripGapSeconds: tripGapSeconds)
+        }
+    }
+}
+
+extension PostgresServer {
+    /// How a hub reaches `database` on this server (plain TCP: loopback).
+    func endpoint(_ database: String) -> PostgresHistory.Endpoint {
+        PostgresHistory.Endpoint(
+            host: host, port: port, database: database, user: user, password: password, tls: .disable)
+    }
+}
+
+extension HistoryStore {
+    /// A one-value query's result as an integer, whichever the database.
+    func integer(_ sql: String) async throws -> Int? {
+        switch self {
+        case let store as HubStore: try await store.database.fetchInteger(sql)
+        case let store as PostgresHistory: try await store.fetchInteger(sql)
+        default: nil
+        }
+    }
+}
