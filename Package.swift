@@ -175,8 +175,8 @@ let package = Package(
         .target(
             name: "BeaconHub",
             dependencies: [
-                "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "ZoneInference",
-                "Dashboard",
+                "BeaconModel", "BeaconConfig", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "BeaconPostgres",
+                "ZoneInference", "Dashboard",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

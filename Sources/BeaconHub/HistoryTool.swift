@@ -1,4 +1,5 @@
 import BeaconModel
+import BeaconPostgres
 import BeaconStore
 import Foundation
 
@@ -10,39 +11,78 @@ public enum HistoryTool {
         case table, csv, json
     }
 
-    /// What the commands read: the database and how tag ids are stored in it.
+    /// What the commands read: the database, which of its sites, and how tag ids are stored in it.
     public struct Source: Sendable {
-        public var path: String
+        public var settings: HubStoreSettings
+        /// The configuration's site (a SQLite file's own site when read without a configuration).
+        public var site: String?
+        /// `--site`: one site, every site (`all`), or `nil` for the configuration's.
+        public var sites: String?
         public var pseudonyms: TagPseudonyms
-        public var tripGapSeconds: Double
+        public var tripGapSeconds: Double { settings.tripGapSeconds }
+        /// The file path, or the server and database.
+        public var path: String { settings.location }
 
-        /// `--db` wins; otherwise `store.path` of the configuration. The configuration (when given or present) also
-        /// provides the pseudonymisation key and the trip gap.
-        public static func resolve(db: String?, configPath: String?) throws -> Source {
+        /// `--db` wins (a SQLite file); otherwise the `store:` section of the configuration (a file or a PostgreSQL
+        /// server). The configuration (when given or present) also provides the site, the pseudonymisation key and
+        /// the trip gap.
+        public static func resolve(db: String?, configPath: String?, site: String? = nil) throws -> Source {
             let defaultConfig = "/etc/beacontracker/hub.yaml"
             let configFile = configPath ?? (FileManager.default.fileExists(atPath: defaultConfig) ? defaultConfig : nil)
             let configuration = try configFile.map { try HubConfiguration.load(from: $0) }
-            guard let path = db ?? configuration?.store?.path else {
+            var settings: HubStoreSettings
+            if let db {
+                settings = HubStoreSettings(path: db)
+                settings.tripGapSeconds = configuration?.store?.tripGapSeconds ?? 600
+            } else if let store = configuration?.store {
+                settings = store
+            } else {
                 throw HubSetupError(
                     configuration == nil
                         ? "no database given: pass --db FILE, or --config hub.yaml with a store: section"
                         : "\(configFile!) has no store: section: pass --db FILE")
             }
             return Source(
-                path: path, pseudonyms: try TagPseudonyms.load(configuration?.store),
-                tripGapSeconds: configuration?.store?.tripGapSeconds ?? 600)
+                settings: settings, site: configuration?.site.rawValue, sites: site,
+                pseudonyms: try TagPseudonyms.load(configuration?.store))
         }
 
-        /// Opens the database for reading and checks that tag ids given on the command line can be matched.
-        func open() async throws -> HubStore {
-            let store = try HubStore(readingFrom: path, tripGapSeconds: tripGapSeconds)
-            try await matchKeys(store)
-            return store
+        /// Whether a report covers several sites (and so names each row's site).
+        var manySites: Bool { sites == "all" }
+
+        /// The stores to report on, one per site: a SQLite file is one site; a PostgreSQL history is read for the
+        /// configuration's site, `--site NAME`, or each of its sites (`--site all`).
+        func open() async throws -> [(site: String, store: any HistoryStore)] {
+            switch settings.backend {
+            case .sqlite:
+                let store = try settings.openForReading(site: site ?? "", sites: nil)
+                try await matchKeys(store)
+                let stored = try await store.meta("site") ?? site ?? ""
+                if let sites, sites != "all", sites != stored {
+                    throw HubSetupError("\(path) holds the history of site \(stored), not \(sites)")
+                }
+                return [(stored, store)]
+            case .postgres:
+                guard let home = sites.flatMap({ $0 == "all" ? nil : $0 }) ?? site else {
+                    throw HubSetupError("which site? pass --site NAME or --site all (or --config with site:)")
+                }
+                guard let history = try settings.openForReading(site: home, sites: [home]) as? PostgresHistory else {
+                    throw HubSetupError("\(path) is not a PostgreSQL history")
+                }
+                let names = manySites ? try await history.sites() : [home]
+                var stores: [(site: String, store: any HistoryStore)] = []
+                for name in names {
+                    let store = history.reading([name])
+                    if try await store.meta("site") != nil || !manySites { try await matchKeys(store) }
+                    stores.append((name, store))
+                }
+                return stores
+            }
         }
 
         /// Tag ids on the command line are mapped as the database stores them: with the same key, or none.
-        func matchKeys(_ store: HubStore) async throws {
-            let stored = try await store.meta("pseudonym_key") ?? "none"
+        func matchKeys(_ store: any HistoryStore) async throws {
+            guard let stored = try await store.meta("pseudonym_key") else { return }
             guard stored != (pseudonyms.keyID ?? "none") else { return }
             throw HubSetupError(
                 stored == "none"
@@ -76,16 +116,19 @@ public enum HistoryTool {
         _ source: Source, tag: String?, zone: String?, since: Double?, until: Double?, limit: Int?, format: Format,
         timeZone: TimeZone = .current
     ) async throws -> String {
-        let store = try await source.open()
-        let visits = try await store.visits(
-            HubStore.VisitFilter(
-                tag: tag.map { source.pseudonyms.key(for: $0) }, zone: zone, since: since, until: until), limit: limit)
-        var table = Table(columns: ["tag", "zone", "enter", "exit", "duration", "confidence", "suspect"])
-        for visit in visits {
-            table.rows.append([
-                .text(visit.tag), .text(visit.zone), .time(visit.enter), .time(visit.exit),
-                .number(visit.duration, decimals: 1), .number(visit.confidence, decimals: 3), .bool(visit.suspect),
-            ])
+        let table = try await source.table(
+            columns: ["tag", "zone", "enter", "exit", "duration", "confidence", "suspect"]
+        ) { store in
+            try await store.visits(
+                HubStore.VisitFilter(
+                    tag: tag.map { source.pseudonyms.key(for: $0) }, zone: zone, since: since, until: until),
+                limit: limit
+            ).map { visit in
+                [
+                    .text(visit.tag), .text(visit.zone), .time(visit.enter), .time(visit.exit),
+                    .number(visit.duration, decimals: 1), .number(visit.confidence, decimals: 3), .bool(visit.suspect),
+                ]
+            }
         }
         return table.render(format, timeZone: timeZone)
     }
@@ -95,8 +138,6 @@ public enum HistoryTool {
         _ source: Source, by grouping: HubStore.DwellGrouping, zone: String?, since: Double?, until: Double?,
         format: Format, timeZone: TimeZone = .current
     ) async throws -> String {
-        let store = try await source.open()
-        let rows = try await store.dwell(by: grouping, zone: zone, since: since, until: until, timeZone: timeZone)
         let leading: [String] =
             switch grouping {
             case .hour: ["zone", "hour"]
@@ -105,22 +146,24 @@ public enum HistoryTool {
             case .zone: ["zone"]
             case .tag: zone == nil ? ["tag"] : ["tag", "zone"]
             }
-        var table = Table(columns: leading + ["visits", "tags", "total", "mean", "median", "p90"])
-        for row in rows {
-            var cells: [Cell] =
-                switch grouping {
-                case .hour, .day: [.text(row.zone ?? ""), .time(row.start)]
-                case .hourOfDay: [.text(row.zone ?? ""), .integer(row.hourOfDay ?? 0)]
-                case .zone: [.text(row.zone ?? "")]
-                case .tag: zone == nil ? [.text(row.tag ?? "")] : [.text(row.tag ?? ""), .text(row.zone ?? "")]
-                }
-            let statistics = row.statistics
-            cells += [
-                .integer(statistics.visits), .integer(statistics.tags), .number(statistics.total, decimals: 1),
-                .number(statistics.mean, decimals: 1), .number(statistics.median, decimals: 1),
-                .number(statistics.p90, decimals: 1),
-            ]
-            table.rows.append(cells)
+        let table = try await source.table(columns: leading + ["visits", "tags", "total", "mean", "median", "p90"]) {
+            store in
+            try await store.dwell(by: grouping, zone: zone, since: since, until: until, timeZone: timeZone).map { row in
+                var cells: [Cell] =
+                    switch grouping {
+                    case .hour, .day: [.text(row.zone ?? ""), .time(row.start)]
+                    case .hourOfDay: [.text(row.zone ?? ""), .integer(row.hourOfDay ?? 0)]
+                    case .zone: [.text(row.zone ?? "")]
+                    case .tag: zone == nil ? [.text(row.tag ?? "")] : [.text(row.tag ?? ""), .text(row.zone ?? "")]
+                    }
+                let statistics = row.statistics
+                cells += [
+                    .integer(statistics.visits), .integer(statistics.tags), .number(statistics.total, decimals: 1),
+                    .number(statistics.mean, decimals: 1), .number(statistics.median, decimals: 1),
+                    .number(statistics.p90, decimals: 1),
+                ]
+                return cells
+            }
         }
         return table.render(format, timeZone: timeZone)
     }
@@ -129,16 +172,15 @@ public enum HistoryTool {
     public static func routes(
         _ source: Source, top: Int, length: Int, since: Double?, until: Double?, format: Format
     ) async throws -> String {
-        let store = try await source.open()
-        let routes = try await store.routes(top: top, length: length, since: since, until: until)
-        let matrix = try await store.transitionMatrix(since: since, until: until)
-        var routeTable = Table(columns: ["route", "count"])
-        for route in routes { routeTable.rows.append([.route(route.zones), .integer(route.count)]) }
-        var matrixTable = Table(columns: ["from", "to", "count", "medianTransit"])
-        for cell in matrix {
-            matrixTable.rows.append([
-                .text(cell.from), .text(cell.to), .integer(cell.count), .number(cell.medianTransit, decimals: 1),
-            ])
+        let routeTable = try await source.table(columns: ["route", "count"]) { store in
+            try await store.routes(top: top, length: length, since: since, until: until).map { route in
+                [.route(route.zones), .integer(route.count)]
+            }
+        }
+        let matrixTable = try await source.table(columns: ["from", "to", "count", "medianTransit"]) { store in
+            try await store.transitionMatrix(since: since, until: until).map { cell in
+                [.text(cell.from), .text(cell.to), .integer(cell.count), .number(cell.medianTransit, decimals: 1)]
+            }
         }
         switch format {
         case .json:
@@ -156,21 +198,27 @@ public enum HistoryTool {
     public static func occupancy(
         _ source: Source, at t: Double, format: Format, timeZone: TimeZone = .current
     ) async throws -> String {
-        let store = try await source.open()
-        let occupied = Dictionary(uniqueKeysWithValues: try await store.occupancy(at: t).map { ($0.zone, $0.tags) })
-        var zones = try await store.zones().map(\.id)
-        zones += occupied.keys.filter { !zones.contains($0) }.sorted()
-        var table = Table(columns: ["zone", "at", "count", "tags"])
-        for zone in zones {
-            let tags = occupied[zone] ?? []
-            table.rows.append([.text(zone), .time(t), .integer(tags.count), .list(tags)])
+        let table = try await source.table(columns: ["zone", "at", "count", "tags"]) { store in
+            let occupied = Dictionary(
+                uniqueKeysWithValues: try await store.occupancy(at: t).map { ($0.zone, $0.tags) })
+            var zones = try await store.zones().map(\.id)
+            zones += occupied.keys.filter { !zones.contains($0) }.sorted()
+            return zones.map { zone in
+                let tags = occupied[zone] ?? []
+                return [.text(zone), .time(t), .integer(tags.count), .list(tags)]
+            }
         }
         return table.render(format, timeZone: timeZone)
     }
 
-    /// `beacon-hub forget --tag ID`: deletes every row about the tag (needs the writer lock: the hub must be stopped).
+    /// `beacon-hub forget --tag ID`: deletes every row about the tag. A SQLite file needs the writer lock (the hub
+    /// must be stopped); a PostgreSQL history forgets the tag in every site, beside the running hubs.
     public static func forget(_ source: Source, tag: String) async throws -> String {
-        let store = try HubStore(path: source.path, tripGapSeconds: source.tripGapSeconds)
+        let store: any HistoryStore =
+            switch source.settings.backend {
+            case .sqlite: try HubStore(path: source.settings.path, tripGapSeconds: source.tripGapSeconds)
+            case .postgres: try source.settings.openForReading(site: source.site ?? "", sites: nil)
+            }
         defer { try? store.close() }
         try await source.matchKeys(store)
         let key = source.pseudonyms.key(for: tag)
@@ -178,6 +226,22 @@ public enum HistoryTool {
         let total = deleted.values.reduce(0, +)
         return "forgot \(tag)\(key == tag ? "" : " (stored as \(key))"): \(total) rows deleted ("
             + deleted.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+    }
+}
+
+extension HistoryTool.Source {
+    /// A report's rows from each site read, with a leading `site` column when several sites are asked (`--site all`):
+    /// the rows of every site, each as that site alone gives them.
+    func table(
+        columns: [String], _ rows: (any HistoryStore) async throws -> [[HistoryTool.Cell]]
+    ) async throws -> HistoryTool.Table {
+        let stores = try await open()
+        defer { for (_, store) in stores { try? store.close() } }
+        var table = HistoryTool.Table(columns: (manySites ? ["site"] : []) + columns)
+        for (site, store) in stores {
+            for row in try await rows(store) { table.rows.append((manySites ? [.text(site)] : []) + row) }
+        }
+        return table
     }
 }
 
@@ -271,6 +335,11 @@ extension HistoryTool {
     public static func backup(_ source: Source, to target: String) async throws -> String {
         guard !FileManager.default.fileExists(atPath: target) else {
             throw HubSetupError("\(target) exists: back up to a new file name (a backup never overwrites)")
+        }
+        guard source.settings.backend == .sqlite else {
+            throw HubSetupError(
+                "\(source.path) is a PostgreSQL history: back it up with pg_dump or the server's continuous archiving "
+                    + "(docs/operations.md, \"PostgreSQL\")")
         }
         let started = Date()
         let store = try HubStore(readingFrom: source.path, tripGapSeconds: source.tripGapSeconds)

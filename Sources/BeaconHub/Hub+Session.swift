@@ -35,7 +35,7 @@ extension Hub {
             // Carry on from the database first (committed acknowledgements, open visits): nothing is ingested yet.
             if let store = hub.store {
                 do {
-                    let recovered = try await store.recover()
+                    let recovered = try await recover(store)
                     core.withLock { $0.recover(recovered, at: Date().timeIntervalSince1970) }
                     logger.info(
                         "carrying on from the database",
@@ -105,6 +105,22 @@ extension Hub {
                 group.addTask { [self] in await report() }
                 if hub.store != nil { group.addTask { [self] in await persist() } }
                 await group.waitForAll()
+            }
+        }
+
+        /// The database's acknowledgements and live tags. A shared database may still be locked by the hub this one
+        /// takes over from (its connection not yet seen gone), or be unreachable for a moment: without what it
+        /// says, the open visits would be split, so it is asked again for up to `live.recoverSeconds`.
+        func recover(_ store: any HistoryStore) async throws -> HubStore.Recovered {
+            let deadline = ContinuousClock.now.advanced(by: .seconds(hub.configuration.live.recoverSeconds))
+            while true {
+                do {
+                    return try await store.recover()
+                } catch let error as StoreError where error.code == .locked || error.code == .io {
+                    guard ContinuousClock.now < deadline, !Task.isCancelled else { throw error }
+                    logger.warning("cannot read the database back yet: retrying", metadata: ["error": "\(error)"])
+                    try await Task.sleep(for: .seconds(1))
+                }
             }
         }
 

@@ -25,8 +25,8 @@ public final class Hub: Service, Sendable {
     /// venue model of a large site takes seconds.
     let initialEngine: ZoneEngine
     let foreign: ForeignSightingDecoder?
-    /// The history database (writer lock held for the process's life), `nil` without `store:`.
-    let store: HubStore?
+    /// The history database, `nil` without `store:`.
+    let store: (any HistoryStore)?
     let pseudonyms: TagPseudonyms
     /// What the dashboard shows: fed with everything the hub publishes, and its gateways' health.
     public let board: LiveBoard
@@ -48,7 +48,7 @@ public final class Hub: Service, Sendable {
     init(
         configuration: HubConfiguration, lockClient: MQTTClient,
         makeMainClient: @escaping @Sendable () throws -> MQTTClient,
-        initialEngine: ZoneEngine, store: HubStore?, pseudonyms: TagPseudonyms, token: String?, logger: Logger
+        initialEngine: ZoneEngine, store: (any HistoryStore)?, pseudonyms: TagPseudonyms, token: String?, logger: Logger
     ) {
         self.store = store
         let topics = configuration.mqtt.topics(site: configuration.site)
@@ -61,7 +61,8 @@ public final class Hub: Service, Sendable {
                 configuration: DashboardConfiguration(
                     host: http.host, port: http.port, token: token, site: configuration.site,
                     venue: configuration.loadedVenue, regions: configuration.regions.map(\.region),
-                    storePath: configuration.store?.path,
+                    storePath: configuration.store.flatMap { $0.backend == .sqlite ? $0.path : nil },
+                    openHistory: Self.sharedHistoryOpener(configuration, logger: logger),
                     tripGapSeconds: configuration.store?.tripGapSeconds ?? 600,
                     storedTagID: { pseudonyms.key(for: $0) },
                     chartJS: http.chartJS, webRoot: http.webRoot, corsOrigins: http.corsOrigins),
@@ -83,6 +84,15 @@ public final class Hub: Service, Sendable {
         webhooks =
             configuration.webhooks.isEmpty
             ? nil : WebhookDispatcher(configuration.webhooks, topics: topics, logger: logger)
+    }
+
+    /// How the dashboard opens a history kept on a server (nil for a file, which it opens by path).
+    static func sharedHistoryOpener(
+        _ configuration: HubConfiguration, logger: Logger
+    ) -> (@Sendable () throws -> any HistoryStore)? {
+        guard let settings = configuration.store, settings.backend == .postgres else { return nil }
+        let site = configuration.site.rawValue
+        return { try settings.openForReading(site: site, sites: [site], logger: logger) }
     }
 
     public func run() async throws {
@@ -232,6 +242,8 @@ public final class Hub: Service, Sendable {
     func stopSession(reason: String?) async {
         guard let session = shared.withLock({ $0.session }) else { return }
         await session.stop(reason: reason)
+        // A shared database's writer lock goes with the active period: the hub taking over writes next.
+        await store?.stopWriting()
         shared.withLock { $0.session = nil }
     }
 }
@@ -256,7 +268,7 @@ public func buildHub(
     let engine = try configuration.makeEngine()
     let pseudonyms = try TagPseudonyms.load(configuration.store)
     let store = try configuration.store.map { settings in
-        try HubStore(path: settings.path, durability: settings.synchronous, tripGapSeconds: settings.tripGapSeconds)
+        try settings.openForWriting(site: configuration.site.rawValue, logger: logger)
     }
     if store == nil {
         logger.warning("no store: in hub.yaml: no history is kept, and batches are acknowledged once applied")

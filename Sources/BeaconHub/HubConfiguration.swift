@@ -107,8 +107,15 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         }
         configuration.mqtt = configuration.mqtt.resolvingFiles(relativeTo: path)
         if var store = configuration.store {
-            store.path = resolve(store.path)
+            if store.backend == .sqlite { store.path = resolve(store.path) }
             store.keyFile = store.keyFile.map(resolve)
+            if var postgres = store.postgres {
+                postgres.passwordFile = postgres.passwordFile.map(resolve)
+                postgres.caFile = postgres.caFile.map(resolve)
+                postgres.certFile = postgres.certFile.map(resolve)
+                postgres.keyFile = postgres.keyFile.map(resolve)
+                store.postgres = postgres
+            }
             configuration.store = store
         }
         if var http = configuration.http {

@@ -37,8 +37,19 @@ public enum HubConfigurationCheck {
         }
         problems += configuration.mqtt.tlsProblems(configFile: configFile)
         if let store = configuration.store {
-            if let problem = StoreDatabase.locationProblem(store.path) {
-                problems.append(ConfigError(.invalidValue, file: configFile, key: "store.path", problem.message))
+            switch store.backend {
+            case .sqlite:
+                if let problem = StoreDatabase.locationProblem(store.path) {
+                    problems.append(ConfigError(.invalidValue, file: configFile, key: "store.path", problem.message))
+                }
+            case .postgres:
+                do {
+                    _ = try store.postgresEndpoint()
+                } catch {
+                    let key =
+                        error.message.contains("passwordFile") ? "store.postgres.passwordFile" : "store.postgres.url"
+                    problems.append(ConfigError(.invalidValue, file: configFile, key: key, error.message))
+                }
             }
             if let problem = TagPseudonyms.problem(store) {
                 problems.append(ConfigError(.invalidValue, file: configFile, key: "store.keyFile", problem.description))
@@ -111,7 +122,9 @@ public enum HubConfigurationCheck {
             Line(
                 "store",
                 configuration.store.map { store in
-                    "\(store.path) (synchronous \(store.synchronous.rawValue)"
+                    (store.backend == .sqlite
+                        ? "\(store.path) (synchronous \(store.synchronous.rawValue)"
+                        : "PostgreSQL \(store.location) (TLS \(store.postgres?.tls ?? ""))")
                         + (store.pseudonymise ? ", pseudonymised" : "")
                         + (store.rawSightings
                             ? ", raw sightings kept \(ConfigCheckReport.number(store.rawRetentionHours)) h" : "") + ")"

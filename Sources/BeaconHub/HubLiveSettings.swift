@@ -28,10 +28,13 @@ public struct HubLiveSettings: Decodable, Sendable, Hashable {
     public var statusSeconds = 30.0
     /// How long a new claim must stand before the hub starts ingesting (two hubs claiming at once settle first).
     public var claimSettleSeconds = 1.0
+    /// How long a starting active period keeps asking the history database for what to carry on from while it is
+    /// locked by the hub taken over from or unreachable (a shared PostgreSQL history), before it starts without it.
+    public var recoverSeconds = 30.0
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case tickSeconds, tagStateSeconds, maxFutureSeconds, skewAlertSeconds, gapTimeoutSeconds, heartbeatSeconds
-        case lockKeepAliveSeconds, claimSettleSeconds, statusSeconds
+        case lockKeepAliveSeconds, claimSettleSeconds, statusSeconds, recoverSeconds
     }
 
     public init() {}
@@ -48,5 +51,6 @@ public struct HubLiveSettings: Decodable, Sendable, Hashable {
             try container.setting(.lockKeepAliveSeconds, Double(lockKeepAliveSeconds), in: 5...600))
         claimSettleSeconds = try container.setting(.claimSettleSeconds, claimSettleSeconds, in: 0...60)
         statusSeconds = try container.setting(.statusSeconds, statusSeconds, in: 1...3600)
+        recoverSeconds = try container.setting(.recoverSeconds, recoverSeconds, in: 0...3600)
     }
 }

@@ -144,7 +144,7 @@ extension PostgresHistory.Writer {
             ) { removed += 1 }
             return removed
         } catch {
-            await disconnect()
+            await disconnect(releasing: false)
             throw StoreError(postgres: error, location: location)
         }
     }

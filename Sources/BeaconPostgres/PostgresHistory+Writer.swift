@@ -75,10 +75,16 @@ extension PostgresHistory {
             return fresh
         }
 
-        /// Closes the connection: the writer lock is free when this returns.
-        func disconnect() async {
+        /// Closes the connection: the writer lock is free when this returns (released by the server before the
+        /// connection closes, so that a standby can take it at once; a closed socket alone frees it only once the
+        /// server's backend notices).
+        /// After a failure (`releasing: false`) the connection is in doubt and is only closed.
+        func disconnect(releasing: Bool = true) async {
             guard let connection else { return }
             self.connection = nil
+            if releasing, !connection.isClosed {
+                _ = try? await connection.query("SELECT pg_advisory_unlock_all()", logger: logger)
+            }
             try? await connection.close()
         }
 
@@ -93,7 +99,7 @@ extension PostgresHistory {
                     try await work(connection)
                 }
             } catch {
-                await disconnect()
+                await disconnect(releasing: false)
                 throw StoreError(postgres: error, location: location)
             }
         }
@@ -170,7 +176,7 @@ extension PostgresHistory {
                     partitions.insert(name)
                 }
             } catch {
-                await disconnect()
+                await disconnect(releasing: false)
                 throw StoreError(postgres: error, location: location)
             }
         }

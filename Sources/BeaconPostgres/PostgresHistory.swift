@@ -20,9 +20,9 @@ public final class PostgresHistory: HistoryStore {
     public let tripGapSeconds: Double
     public var location: String { endpoint.description }
     let writer: Writer
-    let client: PostgresClient
+    let pool: Pool
+    var client: PostgresClient { pool.client }
     let logger: Logger
-    let runTask: Mutex<Task<Void, Never>?>
     /// The migrations, checked (and applied) once per process.
     let schemaReady = Mutex<Task<Void, any Error>?>(nil)
 
@@ -41,28 +41,62 @@ public final class PostgresHistory: HistoryStore {
             database: endpoint.database, tls: try endpoint.clientTLS())
         configuration.options.maximumConnections = 4
         configuration.options.connectTimeout = .seconds(10)
-        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        pool = Pool(PostgresClient(configuration: configuration, backgroundLogger: logger))
         writer = Writer(
             configuration: try endpoint.connectionConfiguration(), location: endpoint.description, site: site,
             tripGapSeconds: tripGapSeconds, logger: logger)
-        let client = self.client
-        runTask = Mutex(Task { await client.run() })
     }
 
-    deinit { runTask.withLock { $0?.cancel() } }
+    init(_ other: PostgresHistory, readSites: [String]?) {
+        endpoint = other.endpoint
+        site = other.site
+        self.readSites = readSites
+        tripGapSeconds = other.tripGapSeconds
+        logger = other.logger
+        pool = other.pool
+        writer = other.writer
+    }
+
+    /// The same history read for other sites (`nil`: all), over the same connections.
+    public func reading(_ sites: [String]?) -> PostgresHistory { PostgresHistory(self, readSites: sites) }
+
+    /// The sites with a history in the database, sorted.
+    public func sites() async throws -> [String] {
+        try await ensureSchema()
+        return try await rows("SELECT DISTINCT site FROM meta ORDER BY site") { try $0.decode(String.self) }
+    }
 
     /// Ends the pool and the writer's connection (releasing the writer lock).
     public func close() throws {
-        runTask.withLock { task in
-            task?.cancel()
-            task = nil
-        }
+        pool.close()
         let writer = self.writer
         Task { await writer.disconnect() }
     }
 
+    /// The query connections, shared by the views of one history on several sites; closed when the last goes.
+    final class Pool: Sendable {
+        let client: PostgresClient
+        let runTask: Mutex<Task<Void, Never>?>
+
+        init(_ client: PostgresClient) {
+            self.client = client
+            runTask = Mutex(Task { await client.run() })
+        }
+
+        func close() {
+            runTask.withLock { task in
+                task?.cancel()
+                task = nil
+            }
+        }
+
+        deinit { close() }
+    }
+
     /// Ends the writer's connection and waits for it: the writer lock is free when this returns.
     public func closeWriter() async { await writer.disconnect() }
+
+    public func stopWriting() async { await writer.disconnect() }
 
     // MARK: Identity
 

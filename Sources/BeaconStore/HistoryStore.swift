@@ -31,6 +31,9 @@ public protocol HistoryStore: AnyObject, Sendable {
     func meta(_ key: String) async throws -> String?
     /// Ends the connection (and with it any writer lock).
     func close() throws
+    /// Gives up writing for now (a hub stepping down to standby): a shared database's writer lock goes, so that the
+    /// hub taking over can write. A SQLite file keeps its lock (no other hub writes it).
+    func stopWriting() async
 
     /// Visits overlapping the filter's window, oldest first; `offset` skips that many (paging).
     func visits(_ filter: HubStore.VisitFilter, limit: Int?, offset: Int) async throws -> [HubStore.Visit]
@@ -88,6 +91,8 @@ extension HubStore {
 
 extension HistoryStore {
     public func recover() async throws -> HubStore.Recovered { try await recover(recentBoots: 4) }
+
+    public func stopWriting() async {}
 
     public func visits(_ filter: HubStore.VisitFilter) async throws -> [HubStore.Visit] {
         try await visits(filter, limit: nil, offset: 0)

@@ -113,7 +113,7 @@ extension Dashboard {
             }
             let tag = query.text("tag")
             let zone = query.text("zone")
-            if configuration.storePath != nil {
+            if configuration.hasHistory {
                 let events = try await historyStore().events(
                     HubStore.EventFilter(
                         types: types, tag: tag.map(configuration.storedTagID), zone: zone, since: since, until: until),

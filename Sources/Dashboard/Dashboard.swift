@@ -20,7 +20,7 @@ public final class Dashboard: Service, Sendable {
     let logger: Logger
     let bound = Mutex(Bound())
     /// The read-only history connection, opened at the first history request (the hub creates the file first).
-    let history = Mutex<HubStore?>(nil)
+    let history = Mutex<(any HistoryStore)?>(nil)
     let web: WebFiles
 
     struct Bound {
@@ -151,8 +151,17 @@ public final class Dashboard: Service, Sendable {
     }
 
     /// The history database, read-only; an API error when the hub keeps none or it cannot be opened.
-    func historyStore() throws -> HubStore {
-        guard let path = configuration.storePath else {
+    func historyStore() throws -> any HistoryStore {
+        let open: @Sendable () throws -> any HistoryStore
+        let location: String
+        if let openHistory = configuration.openHistory {
+            open = openHistory
+            location = "the history database"
+        } else if let path = configuration.storePath {
+            let tripGap = configuration.tripGapSeconds
+            open = { try HubStore(readingFrom: path, tripGapSeconds: tripGap) }
+            location = "the history database \(path)"
+        } else {
             throw APIError(
                 .notFound, "no-history",
                 "this hub keeps no history: add a store: section to hub.yaml (docs/storage.md)")
@@ -160,12 +169,11 @@ public final class Dashboard: Service, Sendable {
         return try history.withLock { cached in
             if let cached { return cached }
             do {
-                let store = try HubStore(readingFrom: path, tripGapSeconds: configuration.tripGapSeconds)
+                let store = try open()
                 cached = store
                 return store
             } catch {
-                throw APIError(
-                    .serviceUnavailable, "store-error", "cannot open the history database \(path): \(error)")
+                throw APIError(.serviceUnavailable, "store-error", "cannot open \(location): \(error)")
             }
         }
     }

@@ -1,4 +1,5 @@
 import BeaconModel
+import BeaconStore
 import ZoneInference
 
 /// What the dashboard serves and where: built by the hub from hub.yaml's `http:` section and the venue.
@@ -16,8 +17,12 @@ public struct DashboardConfiguration: Sendable {
     public var venue: Venue?
     /// The hub's regions, for region state queries.
     public var regions: [TagRegion]
-    /// The history database (read-only here); nil serves live state only.
+    /// The history database file (read-only here); nil serves live state only, unless `openHistory` is set.
     public var storePath: String?
+    /// Opens the history for reading, where it is not a file of `storePath` (a PostgreSQL server).
+    public var openHistory: (@Sendable () throws -> any HistoryStore)?
+    /// Whether there is a history to read.
+    public var hasHistory: Bool { storePath != nil || openHistory != nil }
     /// The store's `tripGapSeconds`: routes join visits into trips as the hub does.
     public var tripGapSeconds: Double
     /// The id a tag has in the database: its pseudonym when the store pseudonymises, else itself.
@@ -32,7 +37,8 @@ public struct DashboardConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, site: SiteID, venue: Venue? = nil,
-        regions: [TagRegion] = [], storePath: String? = nil, tripGapSeconds: Double = 600,
+        regions: [TagRegion] = [], storePath: String? = nil,
+        openHistory: (@Sendable () throws -> any HistoryStore)? = nil, tripGapSeconds: Double = 600,
         storedTagID: @escaping @Sendable (String) -> String = { $0 },
         chartJS: String = DashboardConfiguration.debianChartJS, webRoot: String? = nil, corsOrigins: [String] = []
     ) {
@@ -43,6 +49,7 @@ public struct DashboardConfiguration: Sendable {
         self.venue = venue
         self.regions = regions
         self.storePath = storePath
+        self.openHistory = openHistory
         self.tripGapSeconds = tripGapSeconds
         self.storedTagID = storedTagID
         self.chartJS = chartJS

@@ -256,9 +256,16 @@ struct HistoryOptions: ParsableArguments {
     @Option(help: "Output: table, csv or json.")
     var format: HistoryTool.Format = .table
 
+    @Option(
+        help: ArgumentHelp(
+            "The site to report on, or all (a shared PostgreSQL history; default: site of --config).",
+            discussion: "With all, each row starts with its site: the rows of every site, each as --site NAME gives "
+                + "them."))
+    var site: String?
+
     func source() throws -> HistoryTool.Source {
         do {
-            return try HistoryTool.Source.resolve(db: db, configPath: config)
+            return try HistoryTool.Source.resolve(db: db, configPath: config, site: site)
         } catch {
             print("error: \(error)")
             throw ExitCode(78)
