@@ -243,7 +243,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "BeaconModel", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "BrokerTestSupport", "Simulator",
+                "BeaconModel", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "BeaconPostgres", "BrokerTestSupport",
+                "Simulator",
             ],
             swiftSettings: swiftSettings
         ),

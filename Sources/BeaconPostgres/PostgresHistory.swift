@@ -233,3 +233,15 @@ extension PostgresHistory {
         return values.first.flatMap { $0 }.map { Int($0) }
     }
 }
+
+extension HistoryStore {
+    /// A one-value query's result as an integer on either backend (checks in tools and tests); `sql` is written in
+    /// the SQL both databases share.
+    public func integer(_ sql: String) async throws -> Int? {
+        switch self {
+        case let store as HubStore: try await store.database.fetchInteger(sql)
+        case let store as PostgresHistory: try await store.fetchInteger(sql)
+        default: nil
+        }
+    }
+}

@@ -35,14 +35,3 @@ extension PostgresServer {
             host: host, port: port, database: database, user: user, password: password, tls: .disable)
     }
 }
-
-extension HistoryStore {
-    /// A one-value query's result as an integer, whichever the database.
-    func integer(_ sql: String) async throws -> Int? {
-        switch self {
-        case let store as HubStore: try await store.database.fetchInteger(sql)
-        case let store as PostgresHistory: try await store.fetchInteger(sql)
-        default: nil
-        }
-    }
-}

@@ -1,5 +1,6 @@
 import BeaconMQTT
 import BeaconModel
+import BeaconPostgres
 import BeaconStore
 import BrokerTestSupport
 import Foundation
@@ -102,6 +103,12 @@ extension HubServiceTests {
     ) {
         let store = try HubStore(readingFrom: database)
         defer { try? store.close() }
+        return try await accountForEveryBatch(outboxes: outboxes, history: store)
+    }
+
+    static func accountForEveryBatch(outboxes: String, history store: any HistoryStore) async throws -> (
+        committed: Int, waiting: Int, sightings: Int
+    ) {
         var committed = 0
         var waiting = 0
         var sightings = 0
@@ -111,20 +118,20 @@ extension HubServiceTests {
             let pending = try await outbox.pending(limit: 1_000_000)
             #expect(try await outbox.droppedTotal() == 0)
             try outbox.close()
-            let boots = try await store.database.fetchInteger(
+            let boots = try await store.integer(
                 "SELECT count(DISTINCT boot) FROM batches WHERE gateway = '\(gateway)'")
             #expect(boots == 1, "\(gateway): one agent boot")
             let rows = try #require(
-                try await store.database.fetchInteger("SELECT count(*) FROM batches WHERE gateway = '\(gateway)'"))
+                try await store.integer("SELECT count(*) FROM batches WHERE gateway = '\(gateway)'"))
             let highest =
                 max(
-                    try await store.database.fetchInteger("SELECT max(seq) FROM batches WHERE gateway = '\(gateway)'")
+                    try await store.integer("SELECT max(seq) FROM batches WHERE gateway = '\(gateway)'")
                         ?? 0, Int(pending.map(\.seq).max() ?? 0))
             let waitingHere = pending.count
             let both =
                 pending.isEmpty
                 ? 0
-                : try await store.database.fetchInteger(
+                : try await store.integer(
                     "SELECT count(*) FROM batches WHERE gateway = '\(gateway)' AND seq IN ("
                         + pending.map { "\($0.seq)" }.joined(separator: ",") + ")") ?? 0
             #expect(
@@ -133,7 +140,7 @@ extension HubServiceTests {
             committed += rows
             waiting += waitingHere
             sightings +=
-                try await store.database.fetchInteger(
+                try await store.integer(
                     "SELECT coalesce(sum(sightings), 0) FROM batches WHERE gateway = '\(gateway)'") ?? 0
         }
         return (committed, waiting, sightings)
@@ -157,9 +164,17 @@ extension HubServiceTests {
         let store = try HubStore(readingFrom: path)
         defer { try? store.close() }
         #expect(try await store.database.integrityCheck() == "ok", "after \(moment)")
+        try await check(store, acknowledged: acknowledged, after: moment)
+    }
+
+    /// The history a killed hub left, on either database: every acknowledged batch there with its sightings, no
+    /// visit twice, no two visits of a tag at once.
+    static func check(
+        _ store: any HistoryStore, acknowledged: [String: [String: UInt64]], after moment: String
+    ) async throws {
         for (gateway, boots) in acknowledged {
             for (boot, seq) in boots {
-                let present = try await store.database.fetchInteger(
+                let present = try await store.integer(
                     "SELECT count(*) FROM batches WHERE gateway = '\(gateway)' AND boot = '\(boot)' AND seq <= \(seq)")
                 #expect(
                     present == Int(seq), "after \(moment): \(gateway) acknowledged up to \(seq), \(present ?? 0) stored"
@@ -167,13 +182,13 @@ extension HubServiceTests {
             }
         }
         // Each committed batch's sightings were committed with it (raw sightings are on).
-        let ledger = try await store.database.fetchInteger("SELECT coalesce(sum(sightings), 0) FROM batches")
-        let raw = try await store.database.fetchInteger("SELECT count(*) FROM sightings")
+        let ledger = try await store.integer("SELECT coalesce(sum(sightings), 0) FROM batches")
+        let raw = try await store.integer("SELECT count(*) FROM sightings")
         #expect(ledger == raw, "after \(moment)")
-        let duplicates = try await store.database.fetchInteger(
-            "SELECT count(*) FROM (SELECT 1 FROM visits GROUP BY tag, zone, enter HAVING count(*) > 1)")
+        let duplicates = try await store.integer(
+            "SELECT count(*) FROM (SELECT 1 FROM visits GROUP BY tag, zone, enter HAVING count(*) > 1) AS twice")
         #expect(duplicates == 0, "after \(moment)")
-        let overlapping = try await store.database.fetchInteger(
+        let overlapping = try await store.integer(
             """
             SELECT count(*) FROM visits a JOIN visits b ON a.tag = b.tag AND a.id < b.id
             WHERE b.enter < coalesce(a.exit, 1e18) AND a.enter < coalesce(b.exit, 1e18)
