@@ -44,7 +44,7 @@ let package = Package(
         .executableTarget(
             name: "beacon-hub",
             dependencies: [
-                "BeaconHub", "BeaconMQTT", "ZoneInference",
+                "BeaconHub", "BeaconMQTT", "ZoneInference", "Dashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

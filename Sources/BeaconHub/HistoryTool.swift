@@ -66,14 +66,12 @@ public enum HistoryTool {
                 guard let home = sites.flatMap({ $0 == "all" ? nil : $0 }) ?? site else {
                     throw HubSetupError("which site? pass --site NAME or --site all (or --config with site:)")
                 }
-                guard let history = try settings.openForReading(site: home, sites: [home]) as? PostgresHistory else {
-                    throw HubSetupError("\(path) is not a PostgreSQL history")
-                }
+                let history = try settings.openForReading(site: home, sites: [home])
                 let names = manySites ? try await history.sites() : [home]
                 var stores: [(site: String, store: any HistoryStore)] = []
                 for name in names {
                     let store = history.reading([name])
-                    if try await store.meta("site") != nil || !manySites { try await matchKeys(store) }
+                    try await matchKeys(store)
                     stores.append((name, store))
                 }
                 return stores

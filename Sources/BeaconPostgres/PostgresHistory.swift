@@ -23,8 +23,6 @@ public final class PostgresHistory: HistoryStore {
     let pool: Pool
     var client: PostgresClient { pool.client }
     let logger: Logger
-    /// The migrations, checked (and applied) once per process.
-    let schemaReady = Mutex<Task<Void, any Error>?>(nil)
 
     /// Connects lazily: nothing is sent to the server before the first operation.
     public init(
@@ -58,7 +56,7 @@ public final class PostgresHistory: HistoryStore {
     }
 
     /// The same history read for other sites (`nil`: all), over the same connections.
-    public func reading(_ sites: [String]?) -> PostgresHistory { PostgresHistory(self, readSites: sites) }
+    public func reading(_ sites: [String]?) -> any HistoryStore { PostgresHistory(self, readSites: sites) }
 
     /// The sites with a history in the database, sorted.
     public func sites() async throws -> [String] {
@@ -77,6 +75,8 @@ public final class PostgresHistory: HistoryStore {
     final class Pool: Sendable {
         let client: PostgresClient
         let runTask: Mutex<Task<Void, Never>?>
+        /// The migrations, checked (and applied) once per process.
+        let schemaReady = Mutex<Task<Void, any Error>?>(nil)
 
         init(_ client: PostgresClient) {
             self.client = client
@@ -161,7 +161,7 @@ public final class PostgresHistory: HistoryStore {
 
     /// Applies the migrations this build knows and the database lacks, once per process (`PostgresSchema`).
     func ensureSchema() async throws {
-        let task = schemaReady.withLock { task -> Task<Void, any Error> in
+        let task = pool.schemaReady.withLock { task -> Task<Void, any Error> in
             if let task { return task }
             let writer = self.writer
             let made = Task { try await writer.migrate() }
@@ -172,7 +172,7 @@ public final class PostgresHistory: HistoryStore {
             try await task.value
         } catch {
             // Tried again on the next operation (the server may come back).
-            schemaReady.withLock { $0 = nil }
+            pool.schemaReady.withLock { $0 = nil }
             throw error
         }
     }

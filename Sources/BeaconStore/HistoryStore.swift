@@ -35,6 +35,12 @@ public protocol HistoryStore: AnyObject, Sendable {
     /// hub taking over can write. A SQLite file keeps its lock (no other hub writes it).
     func stopWriting() async
 
+    /// The sites whose history this database holds, sorted (a SQLite file holds one).
+    func sites() async throws -> [String]
+    /// The same history, its queries reading `sites` (`nil`: every site). A SQLite file reads its one site whatever
+    /// is asked.
+    func reading(_ sites: [String]?) -> any HistoryStore
+
     /// Visits overlapping the filter's window, oldest first; `offset` skips that many (paging).
     func visits(_ filter: HubStore.VisitFilter, limit: Int?, offset: Int) async throws -> [HubStore.Visit]
     /// The hourly dwell statistics kept current as visits close, of hours overlapping [since, until).

@@ -194,6 +194,10 @@ public final class HubStore: HistoryStore {
         }
     }
 
+    public func sites() async throws -> [String] { try await meta("site").map { [$0] } ?? [] }
+
+    public func reading(_ sites: [String]?) -> any HistoryStore { self }
+
     /// A value of the `meta` table (`site`, `pseudonym_key`).
     public func meta(_ key: String) async throws -> String? {
         try await database.read { db in

@@ -35,7 +35,7 @@ extension Dashboard {
             let (since, until) = try query.window(defaultHours: 24)
             let (limit, offset) = try query.page()
             let stored = configuration.storedTagID(tag)
-            let visits = try await historyStore().visits(
+            let visits = try await history(query).visits(
                 HubStore.VisitFilter(tag: stored, since: since, until: until), limit: limit + 1, offset: offset)
             return try json(
                 PathView(
@@ -46,7 +46,7 @@ extension Dashboard {
         router.get("/api/occupancy") { [self] request, _ in
             let query = Query(request)
             if let at = try query.time("at") {
-                let rows = try await historyStore().occupancy(at: at)
+                let rows = try await history(query).occupancy(at: at)
                 let byZone = Dictionary(rows.map { ($0.zone, $0.tags) }, uniquingKeysWith: { first, _ in first })
                 let zones = Set(zoneIDs()).union(byZone.keys).sorted()
                 return try json(
@@ -78,15 +78,23 @@ extension Dashboard {
                 throw APIError.badRequest("more than 10000 samples per zone: give a longer step or a shorter window")
             }
             let zones = query.list("zone")
-            let series = try await historyStore().occupancySeries(zones: zones, since: since, until: until, step: step)
+            let series = try await history(query).occupancySeries(
+                zones: zones, since: since, until: until, step: step)
             return try json(SeriesView(since: since, until: until, step: step, zones: series))
+        }
+        router.get("/api/sites") { [self] _, _ in
+            let sites = configuration.hasHistory ? try await historyStore().sites() : []
+            return try json(SitesView(site: configuration.site.rawValue, sites: sites))
         }
         router.get("/api/dwell") { [self] request, _ in
             let query = Query(request)
             let grouping = try query.choice("by", HubStore.DwellGrouping.self) ?? .zone
             let (since, until) = try query.window(defaultHours: nil)
-            let rows = try await historyStore().dwell(
-                by: grouping, zone: query.text("zone"), since: since, until: until)
+            var rows: [DwellView.Row] = []
+            for (site, store) in try await histories(query) {
+                let dwell = try await store.dwell(by: grouping, zone: query.text("zone"), since: since, until: until)
+                rows += dwell.map { DwellView.Row($0, site: site) }
+            }
             return try json(DwellView(by: grouping.rawValue, since: since, until: until, rows: rows))
         }
         router.get("/api/routes") { [self] request, _ in
@@ -94,7 +102,7 @@ extension Dashboard {
             let top = try query.integer("top", in: 1...1000) ?? 10
             let length = try query.integer("length", in: 2...20) ?? 3
             let (since, until) = try query.window(defaultHours: nil)
-            let store = try historyStore()
+            let store = try await history(query)
             let routes = try await store.routes(top: top, length: length, since: since, until: until)
             let transitions = try await store.transitionMatrix(since: since, until: until)
             return try json(RoutesView(length: length, routes: routes, transitions: transitions))
@@ -114,7 +122,7 @@ extension Dashboard {
             let tag = query.text("tag")
             let zone = query.text("zone")
             if configuration.hasHistory {
-                let events = try await historyStore().events(
+                let events = try await history(query).events(
                     HubStore.EventFilter(
                         types: types, tag: tag.map(configuration.storedTagID), zone: zone, since: since, until: until),
                     limit: limit + 1, offset: offset)

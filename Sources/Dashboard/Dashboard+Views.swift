@@ -170,6 +170,8 @@ struct SeriesView: Encodable {
 
 struct DwellView: Encodable {
     struct Row: Encodable {
+        /// With `site=all` only.
+        var site: String?
         var zone: String?
         var start: Double?
         var hourOfDay: Int?
@@ -186,17 +188,28 @@ struct DwellView: Encodable {
     var until: Double?
     var rows: [Row]
 
-    init(by: String, since: Double?, until: Double?, rows: [HubStore.DwellRow]) {
+    init(by: String, since: Double?, until: Double?, rows: [Row]) {
         self.by = by
         self.since = since
         self.until = until
-        self.rows = rows.map { row in
-            Row(
-                zone: row.zone, start: row.start, hourOfDay: row.hourOfDay, tag: row.tag,
-                visits: row.statistics.visits, tags: row.statistics.tags, total: row.statistics.total,
-                mean: row.statistics.mean, median: row.statistics.median, p90: row.statistics.p90)
-        }
+        self.rows = rows
     }
+}
+
+extension DwellView.Row {
+    /// A row of the report; `site` set when the request spans sites (`site=all`).
+    init(_ row: HubStore.DwellRow, site: String?) {
+        self.init(
+            site: site, zone: row.zone, start: row.start, hourOfDay: row.hourOfDay, tag: row.tag,
+            visits: row.statistics.visits, tags: row.statistics.tags, total: row.statistics.total,
+            mean: row.statistics.mean, median: row.statistics.median, p90: row.statistics.p90)
+    }
+}
+
+/// The sites of the history (a shared PostgreSQL history holds several), and the dashboard's own.
+struct SitesView: Encodable {
+    var site: String
+    var sites: [String]
 }
 
 struct RoutesView: Encodable {

@@ -179,6 +179,36 @@ public final class Dashboard: Service, Sendable {
     }
 }
 
+extension Dashboard {
+    /// The history of the site a request names (`site=NAME`), or of the dashboard's own site.
+    func history(_ query: Query) async throws -> any HistoryStore {
+        let histories = try await histories(query, allowingAll: false)
+        return histories[0].store
+    }
+
+    /// The history of each site a request names: one site (`site=NAME`, or the dashboard's own), or every site of the
+    /// database (`site=all`, where the endpoint allows it), as (site, store) in site order.
+    func histories(
+        _ query: Query, allowingAll: Bool = true
+    ) async throws -> [(site: String, store: any HistoryStore)] {
+        let store = try historyStore()
+        let own = configuration.site.rawValue
+        guard let asked = query.text("site"), asked != own else { return [(own, store)] }
+        let sites = try await store.sites()
+        if asked == "all" {
+            guard allowingAll else {
+                throw APIError.badRequest("site=all is for /api/dwell: give one site (GET /api/sites lists them)")
+            }
+            return sites.map { ($0, store.reading([$0])) }
+        }
+        guard sites.contains(asked) else {
+            throw APIError.notFound(
+                "no history of site \"\(asked)\" here: one of \(sites.joined(separator: ", ")) (or all)")
+        }
+        return [(asked, store.reading([asked]))]
+    }
+}
+
 /// Every error leaves as JSON: the router's own (no such route, wrong method) become `not-found` / `bad-request`,
 /// unexpected ones `internal` (logged, the message not leaked).
 struct JSONErrors<Context: RequestContext>: RouterMiddleware {

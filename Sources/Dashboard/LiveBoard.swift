@@ -46,7 +46,8 @@ public final class LiveBoard: Sendable {
         /// Why the hub is not ready, empty when it is.
         public var problems: [String] {
             var problems: [String] = []
-            if role != "active" { problems.append("not the active hub (\(role))") }
+            // `serve` (the analytics process) reads the history only: ready as soon as it answers.
+            if role != "active" && role != "serve" { problems.append("not the active hub (\(role))") }
             // A standby has no ingest connection of its own: its broker state says nothing about readiness.
             if role == "active" && !mqttConnected { problems.append("not connected to the broker") }
             if storeWritable == false { problems.append("the history database cannot be written") }

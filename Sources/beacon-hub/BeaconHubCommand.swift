@@ -4,6 +4,7 @@ import BeaconHub
 import BeaconMQTT
 import BeaconModel
 import BeaconStore
+import Dashboard
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -18,7 +19,8 @@ struct BeaconHubCommand: AsyncParsableCommand {
         discussion: "Configuration: docs/configuration.md. Zone inference: docs/inference.md.",
         version: BeaconTrackerVersion.current,
         subcommands: [
-            Run.self, Check.self, Watch.self, Replay.self, Calibrate.self, Visits.self, Dwell.self, Routes.self,
+            Run.self, Serve.self, Check.self, Watch.self, Replay.self, Calibrate.self, Visits.self, Dwell.self,
+            Routes.self,
             Occupancy.self,
             Forget.self, Backup.self,
         ],
@@ -52,6 +54,43 @@ struct BeaconHubCommand: AsyncParsableCommand {
             }
             let group = ServiceGroup(
                 services: [hub], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
+                logger: logger)
+            try await group.run()
+        }
+    }
+
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve the HTTP API and dashboard over the history, ingesting nothing (the analytics process).",
+            discussion: """
+                Reads hub.yaml's store: (a shared PostgreSQL history: every site's; a SQLite file: its one site) and \
+                http: (host, port, tokenFile: the same token rules as the hub's dashboard). Requests read the \
+                configuration's site unless they name another with site=NAME; /api/dwell takes site=all. Connects \
+                to no broker.
+                """)
+
+        @Option(help: "Path of hub.yaml (its site, store: and http: sections).")
+        var config = "/etc/beacontracker/hub.yaml"
+
+        @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+        var logLevel: Logger.Level = .info
+
+        func run() async throws {
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = logLevel
+                return handler
+            }
+            let logger = Logger(label: "beacontracker.serve")
+            let server: Dashboard
+            do {
+                server = try buildHistoryServer(configuration: try HubConfiguration.load(from: config), logger: logger)
+            } catch {
+                print("error: \(error)")
+                throw ExitCode(78)
+            }
+            let group = ServiceGroup(
+                services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
                 logger: logger)
             try await group.run()
         }

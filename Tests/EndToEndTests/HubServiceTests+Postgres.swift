@@ -13,13 +13,14 @@ extension HubServiceTests {
     /// The museum hub's configuration on `database` of `server`, as hub `hub`.
     static func writePostgresMuseumHubConfig(
         in directory: URL, _ broker: MosquittoBroker, _ server: PostgresServer, database: String,
-        hub: String = "hub-1", live: String = ""
+        hub: String = "hub-1", site: String = "museum", venue: String = "\(root.path)/config/venues/museum.yaml",
+        live: String = ""
     ) throws -> String {
         let path = directory.appendingPathComponent("\(hub).yaml").path
         try """
         hub: \(hub)
-        site: museum
-        venue: \(root.path)/config/venues/museum.yaml
+        site: \(site)
+        venue: \(venue)
         mqtt: { host: 127.0.0.1, port: \(broker.port), reconnectMinSeconds: 0.1, reconnectMaxSeconds: 0.5 }
         inference: { boundaryLossDB: 8.5 }
         live: { tickSeconds: 0.2, claimSettleSeconds: 0.2\(live.isEmpty ? "" : ", " + live) }
