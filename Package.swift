@@ -64,7 +64,7 @@ let package = Package(
             name: "beacon-bench",
             dependencies: [
                 "BeaconMQTT", "BeaconModel", "BeaconDecoding", "BrokerTestSupport", "BeaconConfig", "ZoneInference",
-                "BeaconHub", "BeaconStore", "Simulator",
+                "BeaconHub", "BeaconStore", "BeaconPostgres", "Simulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -33,7 +33,14 @@ extension PostgresHistory.Writer {
                 for batch in batches where firstSeen[[batch.gateway, batch.boot]] == nil {
                     firstSeen[[batch.gateway, batch.boot]] = batch.received
                 }
-                for (key, t) in firstSeen { try await Self.insertBoot(site, key[0], key[1], t, connection, logger) }
+                let boots = firstSeen.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+                try await connection.query(
+                    """
+                    INSERT INTO boots (site, gateway, boot, first_seen)
+                    SELECT \(site), g, b, t FROM unnest(\(boots.map { $0.key[0] }), \(boots.map { $0.key[1] }),
+                                                        \(boots.map(\.value))) AS u(g, b, t)
+                    ON CONFLICT DO NOTHING
+                    """, logger: logger)
                 touchedBoots.formUnion(firstSeen.keys)
             }
             for lost in journal.lost {
@@ -88,12 +95,8 @@ extension PostgresHistory.Writer {
             for key in dirty.sorted(by: { ($0.zone, $0.hour) < ($1.zone, $1.hour) }) {
                 try await Self.recomputeDwell(key, connection, logger)
             }
-            for boot in touchedBoots.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                if let ack = try await Self.advanceAck(site: site, gateway: boot[0], boot: boot[1], connection, logger)
-                {
-                    result.acks.append(ack)
-                }
-            }
+            result.acks = try await Self.advanceAcks(
+                site: site, boots: touchedBoots.sorted(by: { $0.lexicographicallyPrecedes($1) }), connection, logger)
             return result
         }
     }
@@ -262,44 +265,63 @@ extension PostgresHistory.Writer {
             """, logger: logger)
     }
 
-    /// Moves a boot's acknowledgement over every batch committed (or recorded lost) right after it: the ledger's
-    /// sequence numbers beyond it and the lost ranges are read once and walked here.
-    static func advanceAck(
-        site: String, gateway: String, boot: String, _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> HubStore.Ack? {
-        var acked: Int64?
-        for try await value in try await connection.query(
-            "SELECT acked FROM boots WHERE site = \(site) AND gateway = \(gateway) AND boot = \(boot)",
-            logger: logger
-        ).decode(Int64.self) { acked = value }
-        guard let acked else { return nil }
-        var present: Set<Int64> = []
-        for try await seq in try await connection.query(
+    /// Moves each boot's acknowledgement over every batch committed (or recorded lost) right after it, in three
+    /// round trips whatever the number of boots: their acknowledgements with the ledger's sequence numbers beyond
+    /// them, their lost ranges beyond them, then one update of those that moved.
+    static func advanceAcks(
+        site: String, boots: [[String]], _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [HubStore.Ack] {
+        guard !boots.isEmpty else { return [] }
+        let gateways = boots.map { $0[0] }
+        let bootIDs = boots.map { $0[1] }
+        var acked: [[String]: Int64] = [:]
+        var present: [[String]: Set<Int64>] = [:]
+        var lost: [[String]: [(first: Int64, last: Int64)]] = [:]
+        for try await (gateway, boot, seq, beyond) in try await connection.query(
             """
-            SELECT seq FROM batches WHERE site = \(site) AND gateway = \(gateway) AND boot = \(boot) AND seq > \(acked)
+            SELECT b.gateway, b.boot, b.acked, ARRAY(SELECT x.seq FROM batches x WHERE x.site = b.site
+                   AND x.gateway = b.gateway AND x.boot = b.boot AND x.seq > b.acked)
+            FROM boots b JOIN unnest(\(gateways), \(bootIDs)) AS u(g, bo) ON b.gateway = u.g AND b.boot = u.bo
+            WHERE b.site = \(site)
             """, logger: logger
-        ).decode(Int64.self) { present.insert(seq) }
-        var lost: [(first: Int64, last: Int64)] = []
-        for try await (first, last) in try await connection.query(
-            """
-            SELECT first, last FROM lost_batches WHERE site = \(site) AND gateway = \(gateway) AND boot = \(boot)
-            AND last > \(acked)
-            """, logger: logger
-        ).decode((Int64, Int64).self) { lost.append((first, last)) }
-        var seq = acked
-        while true {
-            if present.contains(seq + 1) {
-                seq += 1
-            } else if let last = lost.filter({ $0.first <= seq + 1 && $0.last >= seq + 1 }).map(\.last).max() {
-                seq = last
-            } else {
-                break
-            }
+        ).decode((String, String, Int64, [Int64]).self) {
+            acked[[gateway, boot]] = seq
+            present[[gateway, boot]] = Set(beyond)
         }
-        guard seq != acked else { return nil }
+        for try await (gateway, boot, first, last) in try await connection.query(
+            """
+            SELECT l.gateway, l.boot, l.first, l.last FROM lost_batches l
+            JOIN boots b ON b.site = l.site AND b.gateway = l.gateway AND b.boot = l.boot
+            JOIN unnest(\(gateways), \(bootIDs)) AS u(g, bo) ON l.gateway = u.g AND l.boot = u.bo
+            WHERE l.site = \(site) AND l.last > b.acked
+            """, logger: logger
+        ).decode((String, String, Int64, Int64).self) {
+            lost[[gateway, boot], default: []].append((first, last))
+        }
+        var moved: [HubStore.Ack] = []
+        for boot in boots {
+            guard let from = acked[boot] else { continue }
+            let here = present[boot] ?? []
+            let ranges = lost[boot] ?? []
+            var seq = from
+            while true {
+                if here.contains(seq + 1) {
+                    seq += 1
+                } else if let last = ranges.filter({ $0.first <= seq + 1 && $0.last >= seq + 1 }).map(\.last).max() {
+                    seq = last
+                } else {
+                    break
+                }
+            }
+            if seq != from { moved.append(HubStore.Ack(gateway: boot[0], boot: boot[1], seq: seq)) }
+        }
+        guard !moved.isEmpty else { return [] }
         try await connection.query(
-            "UPDATE boots SET acked = \(seq) WHERE site = \(site) AND gateway = \(gateway) AND boot = \(boot)",
-            logger: logger)
-        return HubStore.Ack(gateway: gateway, boot: boot, seq: seq)
+            """
+            UPDATE boots SET acked = u.s FROM unnest(\(moved.map(\.gateway)), \(moved.map(\.boot)),
+                                                  \(moved.map(\.seq))) AS u(g, bo, s)
+            WHERE boots.site = \(site) AND boots.gateway = u.g AND boots.boot = u.bo
+            """, logger: logger)
+        return moved
     }
 }

@@ -76,6 +76,36 @@ extension PostgresHistory {
         }
     }
 
+    /// Per zone or per tag, the server computes the statistics (a month of a busy site is millions of visits: they
+    /// are not sent over). `percentile_cont` interpolates between nearest ranks as `DwellStatistics` does.
+    public func dwell(
+        by grouping: HubStore.DwellGrouping, zone: String?, since: Double?, until: Double?, timeZone: TimeZone
+    ) async throws -> [HubStore.DwellRow] {
+        guard grouping == .zone || grouping == .tag else {
+            return try await computedDwell(by: grouping, zone: zone, since: since, until: until, timeZone: timeZone)
+        }
+        try await ensureSchema()
+        let key = grouping == .zone ? "zone" : "tag"
+        let query = scoped(
+            """
+            SELECT \(key), count(*), count(DISTINCT tag), sum(duration), percentile_cont(0.5) WITHIN GROUP (ORDER BY
+            duration), percentile_cont(0.9) WITHIN GROUP (ORDER BY duration) FROM visits
+            WHERE {sites} AND exit IS NOT NULL AND ($1::text IS NULL OR zone = $1)
+            AND ($2::float8 IS NULL OR enter >= $2) AND ($3::float8 IS NULL OR enter < $3)
+            GROUP BY \(key) ORDER BY \(key)
+            """, [.text(zone), .number(since), .number(until)])
+        // Sorted here: the database's collation need not be Swift's order.
+        return try await rows(query) { row in
+            let (group, visits, tags, total, median, p90) = try row.decode(
+                (String, Int, Int, Double, Double, Double).self)
+            let statistics = DwellStatistics(
+                visits: visits, tags: tags, total: total, mean: total / Double(visits), median: median, p90: p90)
+            return grouping == .zone
+                ? HubStore.DwellRow(zone: group, start: nil, tag: nil, statistics: statistics)
+                : HubStore.DwellRow(zone: zone, start: nil, tag: group, statistics: statistics)
+        }.sorted { ($0.zone ?? "", $0.tag ?? "") < ($1.zone ?? "", $1.tag ?? "") }
+    }
+
     public func closedVisits(zone: String?, since: Double?, until: Double?) async throws -> [HubStore.ClosedVisit] {
         try await ensureSchema()
         let query = scoped(

@@ -45,6 +45,11 @@ public protocol HistoryStore: AnyObject, Sendable {
     func visits(_ filter: HubStore.VisitFilter, limit: Int?, offset: Int) async throws -> [HubStore.Visit]
     /// The hourly dwell statistics kept current as visits close, of hours overlapping [since, until).
     func hourlyDwell(zone: String?, since: Double?, until: Double?) async throws -> [HubStore.DwellRow]
+    /// Dwell statistics of closed visits that entered in [since, until), grouped (`HistoryStore.computedDwell` says
+    /// how; a database may compute the same figures itself).
+    func dwell(
+        by grouping: HubStore.DwellGrouping, zone: String?, since: Double?, until: Double?, timeZone: TimeZone
+    ) async throws -> [HubStore.DwellRow]
     /// Closed visits that entered in [since, until), of `zone` or every zone.
     func closedVisits(zone: String?, since: Double?, until: Double?) async throws -> [HubStore.ClosedVisit]
     /// Transitions entered in [since, until).
@@ -108,11 +113,23 @@ extension HistoryStore {
         try await visits(filter, limit: limit, offset: 0)
     }
 
+    /// `dwell(by:zone:since:until:timeZone:)` with every filter optional.
+    public func dwell(
+        by grouping: HubStore.DwellGrouping, zone: String? = nil, since: Double? = nil, until: Double? = nil
+    ) async throws -> [HubStore.DwellRow] {
+        try await dwell(by: grouping, zone: zone, since: since, until: until, timeZone: .current)
+    }
+
+    public func dwell(
+        by grouping: HubStore.DwellGrouping, zone: String?, since: Double?, until: Double?, timeZone: TimeZone
+    ) async throws -> [HubStore.DwellRow] {
+        try await computedDwell(by: grouping, zone: zone, since: since, until: until, timeZone: timeZone)
+    }
+
     /// Dwell statistics of closed visits that entered in [since, until), grouped. `hour` reads the table kept current
     /// as visits close; the other groupings compute from the visits (days start at midnight in `timeZone`).
-    public func dwell(
-        by grouping: HubStore.DwellGrouping, zone: String? = nil, since: Double? = nil, until: Double? = nil,
-        timeZone: TimeZone = .current
+    public func computedDwell(
+        by grouping: HubStore.DwellGrouping, zone: String?, since: Double?, until: Double?, timeZone: TimeZone
     ) async throws -> [HubStore.DwellRow] {
         if grouping == .hour { return try await hourlyDwell(zone: zone, since: since, until: until) }
         let closed = try await closedVisits(zone: zone, since: since, until: until)

@@ -59,12 +59,21 @@ struct StoreBench: AsyncParsableCommand {
     @Option(help: "Live part: minutes of the same load committed (untimed) before the timed commits.")
     var historyMinutes = 60
 
+    @Option(
+        help: ArgumentHelp(
+            "sqlite (both parts), or postgres: the live part only, SQLite (NORMAL) beside PostgreSQL in one run.",
+            discussion: "postgres starts its own PostgreSQL server (initdb in a temporary directory, a free port)."))
+    var backend = "sqlite"
+
     func validate() throws {
         guard SimulatedDuration.parse(duration) != nil else {
             throw ValidationError("--duration \(duration): expected e.g. 90s, 30m, 6h, 2h30m, or seconds")
         }
         guard rounds >= 1, commits >= 1, liveTags >= 1, liveGateways >= 2 else {
             throw ValidationError("--rounds, --commits and --live-tags must be at least 1, --live-gateways 2")
+        }
+        guard ["sqlite", "postgres"].contains(backend) else {
+            throw ValidationError("--backend \(backend): sqlite or postgres")
         }
         guard ledgerRows >= 0, moves >= 0, events >= 0, historyMinutes >= 0 else {
             throw ValidationError("--ledger-rows, --moves, --events and --history-minutes cannot be negative")
@@ -75,6 +84,10 @@ struct StoreBench: AsyncParsableCommand {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-bench-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        if backend == "postgres" {
+            try await liveBesidePostgres(in: directory)
+            return
+        }
         try await replay(in: directory)
         try await live(in: directory)
     }

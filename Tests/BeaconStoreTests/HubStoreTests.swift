@@ -138,6 +138,12 @@ import Testing
         let a = try #require(dwell.first { $0.zone == "a" })
         #expect(a.start == hour && a.statistics.visits == 2 && a.statistics.tags == 2 && a.statistics.total == 90)
         #expect(a.statistics.mean == 45 && a.statistics.median == 45 && a.statistics.p90 == 57)
+        // Per zone over the whole history: the same figures (PostgreSQL computes these on the server).
+        let byZone = try await store.dwell(by: .zone)
+        #expect(byZone.map(\.zone) == ["a", "b"])
+        #expect(byZone[0].statistics == a.statistics)
+        let byTag = try await store.dwell(by: .tag, zone: "a")
+        #expect(byTag.map { "\($0.tag ?? "") \($0.zone ?? "") \(Int($0.statistics.total))" } == ["t1 a 60", "t2 a 30"])
         #expect(try await store.routes(top: 5, length: 3).map(\.zones) == [["a", "b", "c"]])
         let occupancy = try await store.occupancy(at: hour + 600)
         #expect(occupancy.map(\.zone) == ["c"] && occupancy[0].tags == ["t1", "t2"])

@@ -454,6 +454,63 @@ function connect() {
   source.addEventListener("health", message => showHealth(JSON.parse(message.data)));
 }
 
+// MARK: Sites (a shared history holds several)
+
+// Dwell per zone of the chosen site (or of every site, side by side) over the history window, and each site's
+// busiest hour of the day.
+async function loadSites() {
+  const site = document.getElementById("site-select").value;
+  const body = document.querySelector("#sites-table tbody");
+  const busiest = document.getElementById("sites-busiest");
+  try {
+    const [byZone, byHour] = await Promise.all([
+      api(`/api/dwell?by=zone&site=${encodeURIComponent(site)}${windowQuery()}`),
+      api(`/api/dwell?by=hour-of-day&site=${encodeURIComponent(site)}${windowQuery()}`),
+    ]);
+    body.replaceChildren();
+    for (const row of byZone.rows) {
+      const line = document.createElement("tr");
+      for (const text of [row.site ?? site, row.zone, row.visits, duration(row.median), duration(row.p90)]) {
+        const cell = document.createElement("td");
+        cell.textContent = text;
+        line.appendChild(cell);
+      }
+      body.appendChild(line);
+    }
+    const visitsByHour = new Map();
+    for (const row of byHour.rows) {
+      const name = row.site ?? site;
+      if (!visitsByHour.has(name)) visitsByHour.set(name, new Array(24).fill(0));
+      visitsByHour.get(name)[row.hourOfDay] += row.visits;
+    }
+    busiest.textContent = [...visitsByHour.entries()].map(([name, hours]) => {
+      const hour = hours.indexOf(Math.max(...hours));
+      return `${name}: busiest ${String(hour).padStart(2, "0")}:00 (${hours[hour]} visits)`;
+    }).join(" · ") || `No closed visits in ${windowText()}.`;
+  } catch (error) {
+    busiest.textContent = `cannot read the sites' history: ${error.message}`;
+  }
+}
+
+async function startSites() {
+  let listed;
+  try {
+    listed = await api("/api/sites");
+  } catch {
+    return;  // no history, or no token yet: the section stays hidden
+  }
+  if (listed.sites.length < 2) return;
+  const select = document.getElementById("site-select");
+  for (const site of listed.sites) {
+    const option = document.createElement("option");
+    option.value = option.textContent = site;
+    select.appendChild(option);
+  }
+  select.addEventListener("change", loadSites);
+  document.getElementById("sites-section").hidden = false;
+  await loadSites();
+}
+
 async function start() {
   document.getElementById("details-close").addEventListener("click", () => {
     document.getElementById("details").hidden = true;
@@ -474,12 +531,14 @@ async function start() {
     state.windowHours = Number(windowSelect.value);
     if (state.selectedTag) selectTag(state.selectedTag);
     else if (state.selectedZone) selectZone(state.selectedZone);
+    if (!document.getElementById("sites-section").hidden) loadSites();
   });
   document.getElementById("venue-name").textContent = state.venue.name;
   document.title = `${state.venue.name} · BeaconTracker`;
   drawPlan();
   drawZonesTable();
   connect();
+  startSites();
 }
 
 start();
