@@ -230,14 +230,24 @@ public enum HistoryTool {
 extension HistoryTool.Source {
     /// A report's rows from each site read, with a leading `site` column when several sites are asked (`--site all`):
     /// the rows of every site, each as that site alone gives them.
+    /// The sites are asked at once (a shared server answers each on a connection of its own).
     func table(
-        columns: [String], _ rows: (any HistoryStore) async throws -> [[HistoryTool.Cell]]
+        columns: [String], _ rows: @escaping @Sendable (any HistoryStore) async throws -> [[HistoryTool.Cell]]
     ) async throws -> HistoryTool.Table {
         let stores = try await open()
         defer { for (_, store) in stores { try? store.close() } }
+        let answers = try await withThrowingTaskGroup(of: (Int, [[HistoryTool.Cell]]).self) { group in
+            for (index, entry) in stores.enumerated() {
+                let store = entry.store
+                group.addTask { (index, try await rows(store)) }
+            }
+            var answers = [[[HistoryTool.Cell]]](repeating: [], count: stores.count)
+            for try await (index, answer) in group { answers[index] = answer }
+            return answers
+        }
         var table = HistoryTool.Table(columns: (manySites ? ["site"] : []) + columns)
-        for (site, store) in stores {
-            for row in try await rows(store) { table.rows.append((manySites ? [.text(site)] : []) + row) }
+        for ((site, _), answer) in zip(stores, answers) {
+            for row in answer { table.rows.append((manySites ? [.text(site)] : []) + row) }
         }
         return table
     }
@@ -245,7 +255,7 @@ extension HistoryTool.Source {
 
 extension HistoryTool {
     /// One value of a report.
-    enum Cell {
+    enum Cell: Sendable {
         case text(String)
         case time(Double?)
         case number(Double?, decimals: Int)

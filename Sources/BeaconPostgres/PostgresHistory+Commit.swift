@@ -6,7 +6,7 @@ import PostgresNIO
 extension PostgresHistory.Writer {
     /// Writes `journal` in one transaction (the SQLite store's `write`, in PostgreSQL's terms: rows in bulk through
     /// `unnest`, a tag's move as a few statements), returning the acknowledgements that moved.
-    func commit(_ journal: HubJournal, at now: Double) async throws(StoreError) -> HubStore.CommitResult {
+    func commit(_ journal: HubJournal, at now: Double) async throws -> HubStore.CommitResult {
         var times = journal.moves.map(\.t) + journal.events.map(\.t) + journal.statuses.map(\.t)
         times += journal.sightings.map(\.t)
         try await ensurePartitions(covering: times)

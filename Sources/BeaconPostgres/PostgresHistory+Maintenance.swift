@@ -8,7 +8,7 @@ extension PostgresHistory {
     /// beside the writing hub, whose rows PostgreSQL locks row by row).
     func pooledTransaction<T: Sendable>(
         _ work: @Sendable (PostgresConnection) async throws -> T
-    ) async throws(StoreError) -> T {
+    ) async throws -> T {
         do {
             return try await client.withTransaction(logger: logger) { connection in try await work(connection) }
         } catch {
@@ -115,7 +115,7 @@ extension PostgresHistory.Writer {
     /// Deletes raw sightings before `cutoff`: whole days' partitions are dropped; the day the cutoff falls in loses
     /// its older rows by `DELETE` (retention is in hours). Sightings of every site share the partitions, so the
     /// retention of the hub that prunes applies to all: give every site's hub the same `rawRetentionHours`.
-    func pruneSightings(before cutoff: Double) async throws(StoreError) -> Int {
+    func pruneSightings(before cutoff: Double) async throws -> Int {
         let logger = self.logger
         let day = PostgresSchema.partitioned.first { $0.daily }!
         let current = PostgresSchema.partition(of: day, at: cutoff)

@@ -37,7 +37,7 @@ extension PostgresHistory {
         /// The lock's key: one per site, in a name space of our own (`hashtextextended` of a fixed prefix and the site).
         nonisolated var lockName: String { "beacontracker writer " + site }
 
-        func connect() async throws(StoreError) -> PostgresConnection {
+        func connect() async throws -> PostgresConnection {
             do {
                 nextConnectionID += 1
                 return try await PostgresConnection.connect(
@@ -48,7 +48,7 @@ extension PostgresHistory {
         }
 
         /// The writer's connection, holding the writer lock.
-        func locked() async throws(StoreError) -> PostgresConnection {
+        func locked() async throws -> PostgresConnection {
             if let connection, !connection.isClosed { return connection }
             connection = nil
             let fresh = try await connect()
@@ -92,7 +92,7 @@ extension PostgresHistory {
         /// (a connection in doubt must not keep the lock), so the next call starts clean.
         func transaction<T: Sendable>(
             _ work: (PostgresConnection) async throws -> T
-        ) async throws(StoreError) -> T {
+        ) async throws -> T {
             let connection = try await locked()
             do {
                 return try await connection.withTransaction(logger: logger) { connection in
@@ -148,7 +148,7 @@ extension PostgresHistory {
 
         /// Creates the partitions holding `times` that are not known to exist, each in a short transaction of its own
         /// under an advisory lock (hubs of several sites create the same month's partition).
-        func ensurePartitions(covering times: [Double]) async throws(StoreError) {
+        func ensurePartitions(covering times: [Double]) async throws {
             var missing: [String: (table: String, from: Double, to: Double)] = [:]
             for table in PostgresSchema.partitioned {
                 for t in Set(times.map { ($0 / 86_400).rounded(.down) }) {
@@ -183,7 +183,7 @@ extension PostgresHistory {
 
         // MARK: Start-up
 
-        func recover(recentBoots: Int) async throws(StoreError) -> HubStore.Recovered {
+        func recover(recentBoots: Int) async throws -> HubStore.Recovered {
             let site = self.site
             return try await transaction { connection in
                 var recovered = HubStore.Recovered()

@@ -147,7 +147,7 @@ public final class PostgresHistory: HistoryStore {
     /// Collects a read's rows (the sequence must be read while the pool's lease lasts).
     func rows<Row: Sendable>(
         _ query: PostgresQuery, _ transform: @Sendable (PostgresRow) throws -> Row
-    ) async throws(StoreError) -> [Row] {
+    ) async throws -> [Row] {
         do {
             var result: [Row] = []
             for try await row in try await client.query(query, logger: logger) { result.append(try transform(row)) }

@@ -90,10 +90,20 @@ extension Dashboard {
             let query = Query(request)
             let grouping = try query.choice("by", HubStore.DwellGrouping.self) ?? .zone
             let (since, until) = try query.window(defaultHours: nil)
-            var rows: [DwellView.Row] = []
-            for (site, store) in try await histories(query) {
-                let dwell = try await store.dwell(by: grouping, zone: query.text("zone"), since: since, until: until)
-                rows += dwell.map { DwellView.Row($0, site: site) }
+            // Every site at once: a shared server answers each on a connection of its own.
+            let histories = try await histories(query)
+            let zone = query.text("zone")
+            let everySite = query.text("site") == "all"
+            let rows = try await withThrowingTaskGroup(of: (Int, [DwellView.Row]).self) { group in
+                for (index, (site, store)) in histories.enumerated() {
+                    group.addTask {
+                        let dwell = try await store.dwell(by: grouping, zone: zone, since: since, until: until)
+                        return (index, dwell.map { DwellView.Row($0, site: everySite ? site : nil) })
+                    }
+                }
+                var answers = [[DwellView.Row]](repeating: [], count: histories.count)
+                for try await (index, answer) in group { answers[index] = answer }
+                return answers.flatMap { $0 }
             }
             return try json(DwellView(by: grouping.rawValue, since: since, until: until, rows: rows))
         }

@@ -87,12 +87,7 @@ extension StoreBench {
             }
             for backend in Backend.allCases {
                 let result = results[backend]![round - 1]
-                print(
-                    "  round \(round) " + Self.padded(backend.rawValue, 28)
-                        + String(
-                            format: "%6.1f commits/s %7.0f rows/s | latency median %6.2f ms, p99 %6.2f ms",
-                            result.commitsPerSecond, Double(rows) / result.seconds, result.median * 1e3,
-                            result.p99 * 1e3))
+                print(result.line("  round \(round) " + Self.padded(backend.rawValue, 28), rows: rows))
             }
         }
         print("  best / median of \(rounds):")

@@ -267,6 +267,14 @@ extension StoreBench {
         var latencies: [Double]
 
         var commitsPerSecond: Double { Double(latencies.count) / seconds }
+
+        /// One round's line: commits/s, rows/s of `rows` committed, latency median and p99.
+        func line(_ name: String, rows: Int) -> String {
+            name
+                + String(
+                    format: "%6.1f commits/s %7.0f rows/s | latency median %6.2f ms, p99 %6.2f ms", commitsPerSecond,
+                    Double(rows) / seconds, median * 1e3, p99 * 1e3)
+        }
         var median: Double { HubBench.median(latencies) }
         var p99: Double { latencies[min(latencies.count - 1, latencies.count * 99 / 100)] }
     }
@@ -318,12 +326,7 @@ extension StoreBench {
             for variant in LiveVariant.allCases {
                 let result = results[variant]![round - 1]
                 let rows = journals.map { variant.part(of: $0).rowCount }.reduce(0, +)
-                print(
-                    "  round \(round) " + Self.padded(variant.rawValue, 28)
-                        + String(
-                            format: "%6.1f commits/s %7.0f rows/s | latency median %6.2f ms, p99 %6.2f ms",
-                            result.commitsPerSecond, Double(rows) / result.seconds, result.median * 1e3,
-                            result.p99 * 1e3))
+                print(result.line("  round \(round) " + Self.padded(variant.rawValue, 28), rows: rows))
             }
         }
 

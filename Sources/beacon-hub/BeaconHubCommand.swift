@@ -38,24 +38,10 @@ struct BeaconHubCommand: AsyncParsableCommand {
         var logLevel: Logger.Level = .info
 
         func run() async throws {
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = logLevel
-                return handler
-            }
-            let logger = Logger(label: "beacontracker.hub")
-            let hub: Hub
-            do {
-                hub = try buildHub(
+            try await runService(label: "beacontracker.hub", logLevel: logLevel) { logger in
+                try buildHub(
                     configuration: try HubConfiguration.load(from: config), configFile: config, logger: logger)
-            } catch {
-                print("error: \(error)")
-                throw ExitCode(78)
             }
-            let group = ServiceGroup(
-                services: [hub], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
-                logger: logger)
-            try await group.run()
         }
     }
 
@@ -76,23 +62,9 @@ struct BeaconHubCommand: AsyncParsableCommand {
         var logLevel: Logger.Level = .info
 
         func run() async throws {
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = logLevel
-                return handler
+            try await runService(label: "beacontracker.serve", logLevel: logLevel) { logger in
+                try buildHistoryServer(configuration: try HubConfiguration.load(from: config), logger: logger)
             }
-            let logger = Logger(label: "beacontracker.serve")
-            let server: Dashboard
-            do {
-                server = try buildHistoryServer(configuration: try HubConfiguration.load(from: config), logger: logger)
-            } catch {
-                print("error: \(error)")
-                throw ExitCode(78)
-            }
-            let group = ServiceGroup(
-                services: [server], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
-                logger: logger)
-            try await group.run()
         }
     }
 
@@ -281,6 +253,29 @@ struct BeaconHubCommand: AsyncParsableCommand {
             }
         }
     }
+}
+
+/// Logs to standard error at `logLevel`, builds the service (exit 78 with the error when the configuration is wrong)
+/// and runs it until SIGTERM or SIGINT.
+func runService(
+    label: String, logLevel: Logger.Level, _ build: (Logger) throws -> any Service
+) async throws {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = logLevel
+        return handler
+    }
+    let logger = Logger(label: label)
+    let service: any Service
+    do {
+        service = try build(logger)
+    } catch {
+        print("error: \(error)")
+        throw ExitCode(78)
+    }
+    let group = ServiceGroup(
+        services: [service], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+    try await group.run()
 }
 
 /// The options every history command takes.

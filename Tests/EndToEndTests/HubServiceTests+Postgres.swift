@@ -44,6 +44,18 @@ extension HubServiceTests {
             site: "museum", readSites: nil)
     }
 
+    /// The history once the agents are done: the crash checks, every batch accounted for (committed once, or still in
+    /// an outbox), some committed; then the connections closed.
+    static func settle(
+        _ history: PostgresHistory, acks: MessageCollector, outboxes: String, after moment: String
+    ) async throws -> (committed: Int, waiting: Int, sightings: Int) {
+        defer { try? history.close() }
+        try await check(history, acknowledged: highest(acks.messages), after: moment)
+        let counts = try await accountForEveryBatch(outboxes: outboxes, history: history)
+        #expect(counts.committed > 0)
+        return counts
+    }
+
     @Test func killingTheHubMidIngestWithPostgreSQLLosesNoAcknowledgedSightingAndDuplicatesNoVisit() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pgcrash-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -78,14 +90,11 @@ extension HubServiceTests {
         try await Task.sleep(for: .seconds(2))
         hub.signal(SIGTERM)
         #expect(await hub.waitForExit(timeout: .seconds(60)) == 0, "hub did not stop cleanly: \(hub.text)")
-        try await Self.check(history, acknowledged: Self.highest(acks.messages), after: "the end")
-        let (committed, waiting, sightings) = try await Self.accountForEveryBatch(
-            outboxes: outboxes, history: history)
-        #expect(committed > 0)
+        let (committed, waiting, sightings) = try await Self.settle(
+            history, acks: acks, outboxes: outboxes, after: "the end")
         print(
             "PostgreSQL crash safety: \(kills) SIGKILLs mid-ingest; \(committed) batches (\(sightings) sightings) "
                 + "committed exactly once, \(waiting) still in outboxes")
-        try history.close()
     }
 
     @Test func aStandbyOnTheSameDatabaseTakesOverAndCarriesOnTheOpenVisits() async throws {
@@ -157,12 +166,11 @@ extension HubServiceTests {
             return openAtKill.contains { $0.tag == event.tag?.rawValue && $0.zone == event.zone?.rawValue }
         }
         #expect(reentered.isEmpty, "hub-2 re-entered tags already inside: \(reentered.map(\.text))")
-        try await Self.check(history, acknowledged: Self.highest(acks.messages), after: "the takeover")
-        let (committed, waiting, _) = try await Self.accountForEveryBatch(outboxes: outboxes, history: history)
+        let (committed, waiting, _) = try await Self.settle(
+            history, acks: acks, outboxes: outboxes, after: "the takeover")
         print(
             "PostgreSQL failover: hub-2 online \(takeover) after SIGKILL of hub-1; \(openAtKill.count) visits open at "
                 + "the kill carried on; \(committed) batches committed exactly once, \(waiting) waiting")
-        try history.close()
     }
 
     @Test func aPostgreSQLRestartMidIngestStopsAcknowledgementsRaisesStoreErrorAndLosesNothing() async throws {
@@ -207,11 +215,9 @@ extension HubServiceTests {
         try await Task.sleep(for: .seconds(3))
         hub.signal(SIGTERM)
         #expect(await hub.waitForExit(timeout: .seconds(60)) == 0, "hub did not stop cleanly: \(hub.text)")
-        let history = try Self.history(server, database)
-        try await Self.check(history, acknowledged: Self.highest(acks.messages), after: "the restart")
-        let (committed, waiting, _) = try await Self.accountForEveryBatch(outboxes: outboxes, history: history)
+        let (committed, waiting, _) = try await Self.settle(
+            try Self.history(server, database), acks: acks, outboxes: outboxes, after: "the restart")
         print("PostgreSQL restart mid-ingest: \(committed) batches committed exactly once, \(waiting) waiting")
-        try history.close()
         await server.stop()
     }
 }

@@ -72,6 +72,7 @@ public final class PostgresServer: @unchecked Sendable {
                 "-c", "shared_buffers=32MB", "-c", "logging_collector=off",
             ], output: logFile.path)
         lock.withLock { self.process = process }
+        try watch(process.pid)
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while true {
             if !process.isRunning { throw BrokerError("postgres exited at start:\n\(logTail)") }
@@ -88,6 +89,16 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// The server's process id while it runs.
     public var pid: pid_t? { lock.withLock { process?.pid } }
+
+    /// A watchdog that outlives this process: once the test process is gone — exited without deinitialising the
+    /// server (a shared one is never deinitialised), crashed, or killed — it stops the server at once (SIGQUIT) and
+    /// deletes its directory, so that no PostgreSQL outlives a test run.
+    func watch(_ server: pid_t) throws {
+        let script =
+            "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; kill -QUIT \(server) 2>/dev/null; sleep 3; "
+            + "rm -rf '\(directory.path)'"
+        _ = try ChildProcess.spawn("/bin/sh", ["-c", script], output: "/dev/null")
+    }
 
     /// A fast shutdown (SIGINT: open transactions roll back, the server checkpoints and exits), waiting for it.
     public func stop() async {
@@ -191,7 +202,7 @@ extension ChildProcess {
 }
 
 /// One PostgreSQL server for a whole test process, started on first use (each test takes a database of its own, so
-/// they run side by side); killed and deleted when the process exits.
+/// they run side by side); stopped and deleted by its watchdog when the process has gone.
 public enum SharedPostgres {
     static let server = Mutex<Task<PostgresServer, any Error>?>(nil)
 
@@ -202,29 +213,11 @@ public enum SharedPostgres {
             let made = Task {
                 let server = try await PostgresServer()
                 try await server.start()
-                SharedPostgresCleanup.register(server)
                 return server
             }
             task = made
             return made
         }
         return try await task.value
-    }
-}
-
-/// Kills the shared server at exit: a static is never deinitialised, and a server left running would outlive CI's run.
-enum SharedPostgresCleanup {
-    nonisolated(unsafe) static var pid: pid_t = 0
-    nonisolated(unsafe) static var directory = ""
-
-    static func register(_ server: PostgresServer) {
-        pid = server.pid ?? 0
-        directory = server.directory.path
-        atexit {
-            if SharedPostgresCleanup.pid > 0 { Glibc.kill(SharedPostgresCleanup.pid, SIGKILL) }
-            if !SharedPostgresCleanup.directory.isEmpty {
-                try? FileManager.default.removeItem(atPath: SharedPostgresCleanup.directory)
-            }
-        }
     }
 }
