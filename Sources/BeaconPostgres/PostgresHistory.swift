@@ -39,7 +39,11 @@ public final class PostgresHistory: HistoryStore {
             database: endpoint.database, tls: try endpoint.clientTLS())
         configuration.options.maximumConnections = 4
         configuration.options.connectTimeout = .seconds(10)
-        pool = Pool(PostgresClient(configuration: configuration, backgroundLogger: logger))
+        // The pool's own warnings (a query leased before its run task started, which it then serves) are noise on a
+        // command's output; real failures reach the caller as StoreErrors.
+        var background = logger
+        background.logLevel = max(logger.logLevel, .error)
+        pool = Pool(PostgresClient(configuration: configuration, backgroundLogger: background))
         writer = Writer(
             configuration: try endpoint.connectionConfiguration(), location: endpoint.description, site: site,
             tripGapSeconds: tripGapSeconds, logger: logger)

@@ -298,6 +298,13 @@ struct HistoryOptions: ParsableArguments {
     var site: String?
 
     func source() throws -> HistoryTool.Source {
+        // Reports go to standard output (often a CSV file): the libraries' log lines go to standard error, warnings
+        // and worse only.
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
         do {
             return try HistoryTool.Source.resolve(db: db, configPath: config, site: site)
         } catch {

@@ -83,12 +83,29 @@ extension HubServiceTests {
                 try Programs.Running(
                     "beacon-sim",
                     [
-                        "run", venue.path, "--mqtt", "127.0.0.1:\(broker.port)", "--duration", "30", "--outbox-dir",
+                        "run", venue.path, "--mqtt", "127.0.0.1:\(broker.port)", "--duration", "600", "--outbox-dir",
                         siteDirectory.appendingPathComponent("outboxes").path,
                     ]))
         }
+        // The museums run until each site has closed visits in the history (or three minutes: under load a hub's
+        // first decisions take a while), then stop as a SIGTERM stops them (their agents flush their outboxes).
+        let history = try Self.history(server, database)
+        let enough = ContinuousClock.now.advanced(by: .seconds(180))
+        var closed: [Int] = []
+        repeat {
+            try await Task.sleep(for: .seconds(1))
+            closed = []
+            for site in sites {
+                closed.append(
+                    try await history.integer(
+                        "SELECT count(*) FROM visits WHERE site = '\(site)' AND exit IS NOT NULL") ?? 0)
+            }
+        } while closed.contains { $0 < 2 } && ContinuousClock.now < enough
+        #expect(!closed.contains { $0 < 2 }, "closed visits per site: \(closed)")
+        try history.close()
         for (sim, site) in zip(sims, sites) {
-            #expect(await sim.waitForExit(timeout: .seconds(180)) == 0, "\(site) sim: \(sim.text)")
+            sim.signal(SIGTERM)
+            #expect(await sim.waitForExit(timeout: .seconds(60)) == 0, "\(site) sim: \(sim.text)")
         }
         try await Task.sleep(for: .seconds(2))
         for (hub, site) in zip(hubs, sites) {
@@ -110,18 +127,27 @@ extension HubServiceTests {
 
         // `--site all` is each site's rows, as `--site NAME` gives them, under a site column.
         let config = try #require(configs["north"])
+        // A command's CSV lines (its log lines, on standard error, arrive in the same file here).
+        func csv(_ arguments: [String]) async throws -> [String] {
+            let (status, output) = try await Programs.run("beacon-hub", arguments + ["--format", "csv"])
+            #expect(status == 0, "\(arguments): \(output)")
+            let lines = output.split(separator: "\n").map(String.init)
+            let logged = lines.filter { $0.contains(#/^\d{4}-\d\d-\d\dT[0-9:]+[+-]\d{4} [a-z]+ /#) }
+            #expect(logged.isEmpty, "\(arguments) logged: \(logged)")
+            return lines.filter { !logged.contains($0) }
+        }
         func dwell(_ site: String) async throws -> [String] {
-            let (status, output) = try await Programs.run(
-                "beacon-hub", ["dwell", "--by", "zone", "--config", config, "--site", site, "--format", "csv"])
-            #expect(status == 0, "dwell --site \(site): \(output)")
-            return output.split(separator: "\n").map(String.init)
+            try await csv(["dwell", "--by", "zone", "--config", config, "--site", site])
         }
         let all = try await dwell("all")
         #expect(all.first == "site,zone,visits,tags,total,mean,median,p90")
         var perSite: [String] = []
         for site in sites { perSite += try await dwell(site).dropFirst().map { "\(site),\($0)" } }
         #expect(all.dropFirst().sorted() == perSite.sorted())
-        #expect(perSite.count >= 2 && Set(perSite.map { $0.prefix(while: { $0 != "," }) }) == ["north", "south"])
+        // Both sites' visits are in the one history (open ones too: under load a short run may close none of a site's).
+        let visitLines = try await csv(["visits", "--config", config, "--site", "all"])
+        let visitSites = Set(visitLines.dropFirst().map { String($0.prefix(while: { $0 != "," })) })
+        #expect(visitSites == ["north", "south"], "\(visitLines.prefix(3)) … \(visitLines.suffix(3))")
         func visits(_ rows: [String]) -> Int { rows.compactMap { Int($0.split(separator: ",")[2]) }.reduce(0, +) }
         print(
             "two sites: \(visits(Array(all.dropFirst()))) closed visits across both sites in one PostgreSQL history; "
@@ -157,7 +183,7 @@ extension HubServiceTests {
         let (_, dwellBody) = try await get("/api/dwell?by=zone&site=all", token: token)
         let rows = (dwellBody as? [String: Any])?["rows"] as? [[String: Any]] ?? []
         #expect(rows.count == perSite.count)
-        #expect(Set(rows.compactMap { $0["site"] as? String }) == Set(sites))
+        #expect(Set(rows.compactMap { $0["site"] as? String }) == Set(perSite.map { String($0.prefix { $0 != "," }) }))
         let (southStatus, southBody) = try await get("/api/dwell?by=zone&site=south", token: token)
         let southRows = (southBody as? [String: Any])?["rows"] as? [[String: Any]] ?? []
         #expect(southStatus == 200 && southRows.count == perSite.filter { $0.hasPrefix("south,") }.count)
