@@ -50,7 +50,12 @@ extension HubServiceTests {
         }
 
         // The last hub stays until the simulation ends and the agents have resent what was not acknowledged.
+        let onlineBefore = statuses.messages.count
         let hub = try Programs.Running("beacon-hub", ["run", "--config", config])
+        // Online before it may be stopped: a SIGTERM while it is still building the venue's model ends it unhandled.
+        #expect(
+            await statuses.first(within: .seconds(60)) { _ in statuses.messages.count > onlineBefore } != nil,
+            "the last hub never came online: \(hub.text)")
         #expect(await sim.waitForExit(timeout: .seconds(Double(simulatedSeconds) * 3 + 60)) == 0, "sim: \(sim.text)")
         try await Task.sleep(for: .seconds(2))
         hub.signal(SIGTERM)
