@@ -98,8 +98,6 @@ public final class PostgresHistory: HistoryStore {
     }
 
     /// Ends the writer's connection and waits for it: the writer lock is free when this returns.
-    public func closeWriter() async { await writer.disconnect() }
-
     public func stopWriting() async { await writer.disconnect() }
 
     // MARK: Identity
@@ -112,8 +110,11 @@ public final class PostgresHistory: HistoryStore {
         try await adoptRows(site: site, keyID: keyID)
     }
 
+    /// Of the site read (a view on one other site, `reading([name])`, answers for that site), else of the site
+    /// written.
     public func meta(_ key: String) async throws -> String? {
         try await ensureSchema()
+        let site = readSites?.count == 1 ? readSites![0] : self.site
         return try await rows("SELECT value FROM meta WHERE site = \(site) AND key = \(key)") {
             try $0.decode(String.self)
         }.first

@@ -45,7 +45,7 @@ extension StoreBench {
         let filling = try PostgresHistory(endpoint: endpoint(server, templateDatabase), site: "bench")
         try await filling.adopt(site: "bench", keyID: nil)
         for (index, chunk) in warm.enumerated() { _ = try await filling.commit(chunk, at: t0 + Double(index)) }
-        await filling.closeWriter()
+        await filling.stopWriting()
         try filling.close()
         // CREATE DATABASE … TEMPLATE needs the template without connections.
         try await Task.sleep(for: .seconds(1))
@@ -81,7 +81,7 @@ extension StoreBench {
                     }
                     results[.postgres, default: []].append(
                         Committed(seconds: (ContinuousClock.now - started).seconds, latencies: latencies.sorted()))
-                    await history.closeWriter()
+                    await history.stopWriting()
                     try history.close()
                 }
             }
