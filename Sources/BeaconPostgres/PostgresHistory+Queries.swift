@@ -22,7 +22,12 @@ extension PostgresHistory {
             }
         }
         var text = sql
-        if let readSites {
+        if let readSites, readSites.count == 1 {
+            // Equality, not `ANY`: with it the planner merges the partitions' index scans in (site, zone, duration)
+            // order instead of sorting a month of visits (half the time of a dwell report).
+            bindings.append(readSites[0])
+            text = text.replacingOccurrences(of: "{sites}", with: "site = $\(binds.count + 1)")
+        } else if let readSites {
             bindings.append(readSites)
             text = text.replacingOccurrences(of: "{sites}", with: "site = ANY($\(binds.count + 1))")
         } else {
@@ -77,7 +82,9 @@ extension PostgresHistory {
     }
 
     /// Per zone or per tag, the server computes the statistics (a month of a busy site is millions of visits: they
-    /// are not sent over). `percentile_cont` interpolates between nearest ranks as `DwellStatistics` does.
+    /// are not sent over). `percentile_cont` interpolates between nearest ranks as `DwellStatistics` does. Distinct
+    /// tags are counted by their 64-bit hash, which sorts in a third of the time of the text (two tags share a hash
+    /// with odds of about n² / 2⁶⁵: one in ten million for a million tags).
     public func dwell(
         by grouping: HubStore.DwellGrouping, zone: String?, since: Double?, until: Double?, timeZone: TimeZone
     ) async throws -> [HubStore.DwellRow] {
@@ -88,18 +95,18 @@ extension PostgresHistory {
         let key = grouping == .zone ? "zone" : "tag"
         let query = scoped(
             """
-            SELECT \(key), count(*), count(DISTINCT tag), sum(duration), percentile_cont(0.5) WITHIN GROUP (ORDER BY
-            duration), percentile_cont(0.9) WITHIN GROUP (ORDER BY duration) FROM visits
+            SELECT \(key), count(*), count(DISTINCT hashtextextended(tag, 0)), sum(duration),
+            percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY duration) FROM visits
             WHERE {sites} AND exit IS NOT NULL AND ($1::text IS NULL OR zone = $1)
             AND ($2::float8 IS NULL OR enter >= $2) AND ($3::float8 IS NULL OR enter < $3)
             GROUP BY \(key) ORDER BY \(key)
             """, [.text(zone), .number(since), .number(until)])
         // Sorted here: the database's collation need not be Swift's order.
         return try await rows(query) { row in
-            let (group, visits, tags, total, median, p90) = try row.decode(
-                (String, Int, Int, Double, Double, Double).self)
+            let (group, visits, tags, total, percentiles) = try row.decode((String, Int, Int, Double, [Double]).self)
             let statistics = DwellStatistics(
-                visits: visits, tags: tags, total: total, mean: total / Double(visits), median: median, p90: p90)
+                visits: visits, tags: tags, total: total, mean: total / Double(visits), median: percentiles[0],
+                p90: percentiles[1])
             return grouping == .zone
                 ? HubStore.DwellRow(zone: group, start: nil, tag: nil, statistics: statistics)
                 : HubStore.DwellRow(zone: zone, start: nil, tag: group, statistics: statistics)
