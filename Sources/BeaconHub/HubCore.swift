@@ -75,6 +75,8 @@ public struct HubCore: Sendable {
     public internal(set) var engine: ZoneEngine
     public internal(set) var counters = Counters()
     public internal(set) var gateways: [GatewayID: GatewayHealth] = [:]
+    /// How late sightings arrive; the engine's clock is held back by it (`holdback`).
+    public internal(set) var lag = DeliveryLag()
     var published: [TagID: (state: TagState.State, zone: ZoneID?, at: Double)] = [:]
     var pending: Set<TagID> = []
     var inside: [ZoneID: Set<TagID>] = [:]
@@ -229,6 +231,7 @@ public struct HubCore: Sendable {
         }
         counters.batches += 1
         counters.sightings += batch.sightings.count
+        if let newest = batch.sightings.lazy.map(\.t).max() { lag.note(now - (newest + offset), at: now) }
         journalBatch(batch, sightings: batch.sightings.count, at: now)
         let raw = persistence?.rawSightings ?? false
         for sighting in batch.sightings {
@@ -368,7 +371,9 @@ public struct HubCore: Sendable {
                 )
             }
         }
-        engine.advance(to: now, events: &events)
+        lag.roll(at: now)
+        counters.lagSeconds = (lag.seconds * 10).rounded() / 10
+        engine.advance(to: now - holdback, events: &events)
         watchGaps(at: now)
         flushEvents()
         guard publishing, connected else { return }
@@ -383,6 +388,10 @@ public struct HubCore: Sendable {
         }
         dirtyZones.removeAll()
     }
+
+    /// How far behind the hub's clock the engine's runs: the delivery lag beyond its first second (a normal batch
+    /// arrives a fraction of a second after its sightings, and is judged as before), up to `live.maxLagSeconds`.
+    public var holdback: Double { min(settings.maxLagSeconds, max(0, lag.seconds - 1)) }
 
     /// Acknowledgements of gateways with news: what was committed (with a store), or applied (without).
     mutating func queueAcknowledgements(at now: Double) {

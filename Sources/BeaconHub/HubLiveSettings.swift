@@ -31,10 +31,14 @@ public struct HubLiveSettings: Decodable, Sendable, Hashable {
     /// How long a starting active period keeps asking the history database for what to carry on from while it is
     /// locked by the hub taken over from or unreachable (a shared PostgreSQL history), before it starts without it.
     public var recoverSeconds = 30.0
+    /// How far the engine's clock may be held back behind the hub's while sightings arrive late (`DeliveryLag`):
+    /// decisions wait for the evidence instead of judging it stale. Lag beyond this (a hub that cannot keep up) is
+    /// judged on the hub's clock again, and shows in `hub/status` as `ingest.lagSeconds`. 0: never held back.
+    public var maxLagSeconds = 30.0
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case tickSeconds, tagStateSeconds, maxFutureSeconds, skewAlertSeconds, gapTimeoutSeconds, heartbeatSeconds
-        case lockKeepAliveSeconds, claimSettleSeconds, statusSeconds, recoverSeconds
+        case lockKeepAliveSeconds, claimSettleSeconds, statusSeconds, recoverSeconds, maxLagSeconds
     }
 
     public init() {}
@@ -52,5 +56,6 @@ public struct HubLiveSettings: Decodable, Sendable, Hashable {
         claimSettleSeconds = try container.setting(.claimSettleSeconds, claimSettleSeconds, in: 0...60)
         statusSeconds = try container.setting(.statusSeconds, statusSeconds, in: 1...3600)
         recoverSeconds = try container.setting(.recoverSeconds, recoverSeconds, in: 0...3600)
+        maxLagSeconds = try container.setting(.maxLagSeconds, maxLagSeconds, in: 0...600)
     }
 }

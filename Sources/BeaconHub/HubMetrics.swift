@@ -17,6 +17,7 @@ public final class HubMetrics: Sendable {
     let trackedTags: CoreMetrics.Gauge
     let mqttConnected: CoreMetrics.Gauge
     let uncommittedBatches: CoreMetrics.Gauge
+    let deliveryLag: CoreMetrics.Gauge
     let synced = Mutex(Synced())
 
     struct Synced {
@@ -40,6 +41,7 @@ public final class HubMetrics: Sendable {
         trackedTags = CoreMetrics.Gauge(label: "beacontracker_tracked_tags", factory: factory)
         mqttConnected = CoreMetrics.Gauge(label: "beacontracker_mqtt_connected", factory: factory)
         uncommittedBatches = CoreMetrics.Gauge(label: "beacontracker_store_uncommitted_batches", factory: factory)
+        deliveryLag = CoreMetrics.Gauge(label: "beacontracker_delivery_lag_seconds", factory: factory)
     }
 
     /// A batch from `gateway` with `count` sightings, applied in `nanoseconds`.
@@ -65,6 +67,7 @@ public final class HubMetrics: Sendable {
         trackedTags.record(tags)
         mqttConnected.record(connected ? 1 : 0)
         uncommittedBatches.record(ingest.store?.backlogBatches ?? 0)
+        deliveryLag.record(ingest.lagSeconds ?? 0)
         synced.withLock { synced in
             func add(_ name: String, _ labels: [(String, String)] = [], _ now: Int, _ before: Int) {
                 // A new active period starts its counters from zero.

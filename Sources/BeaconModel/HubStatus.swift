@@ -35,6 +35,9 @@ public struct HubStatus: Sendable, Hashable, Codable {
         public var events: [String: Int] = [:]
         /// The history database's side, when the hub has one (`store:` in hub.yaml).
         public var store: Store?
+        /// Seconds from a batch's newest sighting to the hub, shared by all gateways (the least of a 5 s window): the
+        /// engine's decisions wait by as much beyond the first second, up to `live.maxLagSeconds`.
+        public var lagSeconds: Double?
 
         public init() {}
     }

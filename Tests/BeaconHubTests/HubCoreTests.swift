@@ -287,6 +287,54 @@ import ZoneInference
     /// for a tag heard but in no zone, its first sighting — never 0. With the zone HMM, whose "too weak for any zone"
     /// this scenario needs: the `position` method places a tag heard at −99 dBm by gw-a alone in the far end of b
     /// (gw-b's silence costs little against 15 % packet loss), a weakness noted in issue 19.
+    /// A hub whose input arrives late (busy, a slow link, long agent batches) decides late, not never: judged on
+    /// its own clock, every reading was older than `staleSeconds` at each tick and the tag was never placed.
+    @Test(arguments: [0.0, 5.0, 20.0])
+    func sightingsArrivingLateStillPlaceTheTag(lag: Double) throws {
+        var core = try Self.core()
+        var entered: Double?
+        for step in 0..<80 {
+            let t = Self.t0 + Double(step) * 0.5
+            core.apply(Self.batch(seq: UInt64(step + 1), at: t), at: t + lag)
+            core.tick(at: t + lag + 0.1, connected: true)
+            if let enter = Self.events(core.takeOutgoing()).first(where: { $0.type == .enter }), entered == nil {
+                entered = enter.t
+            }
+        }
+        // Within the first window the lag is not yet known: the enter comes once it is.
+        let enter = try #require(entered, "no enter with \(lag) s of lag")
+        #expect(enter <= Self.t0 + 5 + lag + 1)
+        #expect(abs(core.lag.seconds - lag) < 0.01 && core.counters.lagSeconds == lag)
+        // The engine's clock runs behind the hub's by the lag beyond its first second.
+        #expect(abs(core.engine.now - (Self.t0 + 39.5 + lag + 0.1 - core.holdback)) < 0.6)
+        #expect(core.engine.tagState("tag-1")?.zone == "a")
+    }
+
+    /// Past `live.maxLagSeconds` the hub judges on its own clock again (and says how late its input is).
+    @Test func lagBeyondTheLimitIsNotWaitedFor() throws {
+        var core = try Self.core(live: ", maxLagSeconds: 2")
+        for step in 0..<40 {
+            let t = Self.t0 + Double(step) * 0.5
+            core.apply(Self.batch(seq: UInt64(step + 1), at: t), at: t + 8)
+            core.tick(at: t + 8.1, connected: true)
+        }
+        #expect(core.holdback == 2 && core.counters.lagSeconds == 8)
+        #expect(core.engine.tagState("tag-1")?.zone == nil)
+    }
+
+    /// One gateway resending an old backlog is not lag: the least delay of the window is.
+    @Test func anOldBacklogOfOneGatewayDoesNotHoldTheClockBack() throws {
+        var core = try Self.core()
+        for step in 0..<30 {
+            let t = Self.t0 + Double(step) * 0.5
+            core.apply(Self.batch(seq: UInt64(step + 1), at: t), at: t + 0.3)
+            // gw-b's outbox empties: batches from ten minutes ago.
+            core.apply(Self.batch("gw-b", seq: UInt64(step + 1), at: t - 600, rssi: -90), at: t + 0.3)
+            core.tick(at: t + 0.4, connected: true)
+        }
+        #expect(abs(core.lag.seconds - 0.3) < 0.01 && core.holdback == 0)
+    }
+
     @Test func sinceIsWhenTheTagEnteredItsStateEvenOutsideEveryZone() throws {
         var core = try Self.core(inference: "inference: { method: hmm }")
         core.tick(at: Self.t0 + 1, connected: true)
