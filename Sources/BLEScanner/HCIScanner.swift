@@ -19,6 +19,10 @@ public final class HCIScanner: Sendable {
         public var retryMinimum: Duration
         public var retryMaximum: Duration
         public var restartAfterSilence: Duration
+        /// After taking what the socket holds, the reader waits this long before it reads again, so that the events
+        /// of a busy place arrive in slices (the kernel queues them) instead of waking the reader and the agent once
+        /// per advertisement. Scan times are those of the reads: within this of the truth.
+        public var readPause: Duration = .milliseconds(20)
 
         public init(
             adapter: String = "hci0", active: Bool = false, intervalMilliseconds: Double = 100,
@@ -38,8 +42,8 @@ public final class HCIScanner: Sendable {
 
     /// What the scanner tells its consumer.
     public enum Event: Sendable, Hashable {
-        /// One advertising report, received at `time` (unix seconds).
-        case report(AdvertisingReport, time: Double)
+        /// The advertising reports of one read slice, in order.
+        case reports([Report])
         /// Scanning runs.
         case scanning
         /// The adapter cannot be used now; the scanner retries.
@@ -48,12 +52,22 @@ public final class HCIScanner: Sendable {
         case restarted
     }
 
+    /// One advertising report, read at `time` (unix seconds).
+    public struct Report: Sendable, Hashable {
+        public var report: AdvertisingReport
+        public var time: Double
+    }
+
+    /// Most packets taken in one slice (a bound on the slice's array; the rest wait for the next slice).
+    static let packetsPerSlice = 1_000
+
     public let settings: Settings
     private let running = Mutex(false)
     private let finished = DispatchSemaphore(value: 0)
     private let wakeUp = DispatchSemaphore(value: 0)
     private let continuation: AsyncStream<Event>.Continuation
-    /// The scanner's events, in order; reports beyond the buffer are dropped (and counted in `droppedReports`).
+    /// The scanner's events, in order; slices beyond the buffer are dropped (their reports counted in
+    /// `droppedReports`).
     public let events: AsyncStream<Event>
     private let dropped = Mutex(0)
     private let malformed = Mutex(0)
@@ -61,7 +75,7 @@ public final class HCIScanner: Sendable {
     /// HCI events whose lengths did not add up (skipped).
     public var malformedEvents: Int { malformed.withLock { $0 } }
 
-    public init(settings: Settings, bufferSize: Int = 10_000) {
+    public init(settings: Settings, bufferSize: Int = 1_000) {
         self.settings = settings
         (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(bufferSize))
     }
@@ -104,7 +118,9 @@ public final class HCIScanner: Sendable {
     private var isRunning: Bool { running.withLock { $0 } }
 
     private func emit(_ event: Event) {
-        if case .dropped = continuation.yield(event) { dropped.withLock { $0 += 1 } }
+        guard case .dropped = continuation.yield(event) else { return }
+        let lost = if case .reports(let reports) = event { reports.count } else { 0 }
+        dropped.withLock { $0 += lost }
     }
 
     private func run() {
@@ -128,11 +144,14 @@ public final class HCIScanner: Sendable {
         }
     }
 
-    /// Reads until stopped (returns) or the adapter fails (throws, so the caller reopens it).
+    /// Reads until stopped (returns) or the adapter fails (throws, so the caller reopens it): waits for a packet, takes
+    /// every packet the socket holds with it, hands their reports on as one slice, pauses.
     private func readLoop(_ adapter: HCIAdapter, buffer: inout [UInt8]) throws(HCIError) {
         var lastReport = ContinuousClock.now
+        let pauseMicroseconds = UInt32(max(0, settings.readPause.milliseconds * 1000))
+        var slice: [Report] = []
         while isRunning {
-            let count = try adapter.readPacket(into: &buffer, timeoutMilliseconds: 250)
+            var count = try adapter.readPacket(into: &buffer, timeoutMilliseconds: 250)
             if count == 0 {
                 if ContinuousClock.now - lastReport > settings.restartAfterSilence {
                     try adapter.startScanning(
@@ -143,24 +162,42 @@ public final class HCIScanner: Sendable {
                 }
                 continue
             }
-            // H4 type 0x04 = event; the socket filter lets nothing else through, the check keeps bad input out.
-            guard buffer[0] == 0x04, count >= 3 else { continue }
-            let event = Array(buffer[1..<count])
-            if event[0] == 0x10 {  // Hardware Error: the controller resets; reopen and restore scanning.
-                throw HCIError(.other, "adapter \(adapter.name) reported a hardware error; reopening it")
+            var packets = 0
+            while count > 0 {
+                try take(buffer, count: count, adapter: adapter, into: &slice)
+                packets += 1
+                guard packets < Self.packetsPerSlice else { break }
+                count = try adapter.readPacket(into: &buffer, timeoutMilliseconds: 0)
             }
-            let reports: [AdvertisingReport]
-            do {
-                guard let found = try HCIEventParser.advertisingReports(inEvent: event) else { continue }
-                reports = found
-            } catch {
-                malformed.withLock { $0 += 1 }
-                continue
+            if !slice.isEmpty {
+                emit(.reports(slice))
+                slice.removeAll(keepingCapacity: true)
+                lastReport = ContinuousClock.now
             }
-            let now = Date().timeIntervalSince1970
-            for report in reports { emit(.report(report, time: now)) }
-            if !reports.isEmpty { lastReport = ContinuousClock.now }
+            if pauseMicroseconds > 0 && isRunning { usleep(pauseMicroseconds) }
         }
+    }
+
+    /// One packet's reports, stamped with the time of the read.
+    private func take(
+        _ buffer: [UInt8], count: Int, adapter: HCIAdapter, into slice: inout [Report]
+    ) throws(HCIError) {
+        // H4 type 0x04 = event; the socket filter lets nothing else through, the check keeps bad input out.
+        guard buffer[0] == 0x04, count >= 3 else { return }
+        let event = Array(buffer[1..<count])
+        if event[0] == 0x10 {  // Hardware Error: the controller resets; reopen and restore scanning.
+            throw HCIError(.other, "adapter \(adapter.name) reported a hardware error; reopening it")
+        }
+        let reports: [AdvertisingReport]
+        do {
+            guard let found = try HCIEventParser.advertisingReports(inEvent: event) else { return }
+            reports = found
+        } catch {
+            malformed.withLock { $0 += 1 }
+            return
+        }
+        let now = Date().timeIntervalSince1970
+        for report in reports { slice.append(Report(report: report, time: now)) }
     }
 }
 

@@ -28,11 +28,12 @@ public enum AdvertisementSource: Sendable {
         }
     }
 
-    /// Feeds every advertising report of `capture` to `deliver(report, scanTime)`, paced by the capture's
-    /// timestamps. Malformed events are counted and skipped. Returns the number of malformed events.
+    /// Feeds every advertising report of `capture` to `deliver` with its scan time, paced by the capture's timestamps
+    /// in slices of `slice` (as the live scanner reads: one wake-up per slice, not per advertisement). Malformed events
+    /// are counted and skipped. Returns the number of malformed events.
     public static func replay(
-        _ capture: BTSnoopCapture, speed: Double, keepTimes: Bool,
-        deliver: (AdvertisingReport, Double) async -> Void
+        _ capture: BTSnoopCapture, speed: Double, keepTimes: Bool, slice: Duration = .milliseconds(20),
+        deliver: ([(report: AdvertisingReport, time: Double)]) async -> Void
     ) async -> Int {
         let events = capture.hciEvents()
         guard let first = events.first?.timestamp else { return 0 }
@@ -40,12 +41,20 @@ public enum AdvertisementSource: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         var malformed = 0
+        var pending: [(report: AdvertisingReport, time: Double)] = []
         for event in events {
             if Task.isCancelled { break }
             let offset = event.timestamp - first
             if speed > 0 {
                 let due = started.advanced(by: .milliseconds(Int(offset / speed * 1000)))
-                if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
+                if due > clock.now {
+                    // What is due before it goes now; then sleep until it and take everything due a slice later.
+                    if !pending.isEmpty {
+                        await deliver(pending)
+                        pending.removeAll(keepingCapacity: true)
+                    }
+                    try? await Task.sleep(until: due.advanced(by: slice), clock: clock)
+                }
             }
             let reports: [AdvertisingReport]?
             do {
@@ -55,8 +64,13 @@ public enum AdvertisementSource: Sendable {
                 continue
             }
             let scanTime = keepTimes ? event.timestamp : start + (speed > 0 ? offset / speed : 0)
-            for report in reports ?? [] { await deliver(report, scanTime) }
+            for report in reports ?? [] { pending.append((report, scanTime)) }
+            if pending.count >= 1_000 {
+                await deliver(pending)
+                pending.removeAll(keepingCapacity: true)
+            }
         }
+        if !pending.isEmpty { await deliver(pending) }
         return malformed
     }
 }

@@ -155,9 +155,8 @@ public final class Agent: Service, Sendable {
             logger.error("cannot replay capture", metadata: ["error": "\(error)"])
             return
         }
-        let malformed = await AdvertisementSource.replay(capture, speed: speed, keepTimes: keepTimes) {
-            report, time in
-            await intake.ingest(report, at: time, now: Date().timeIntervalSince1970)
+        let malformed = await AdvertisementSource.replay(capture, speed: speed, keepTimes: keepTimes) { slice in
+            await intake.ingest(slice, now: Date().timeIntervalSince1970)
         }
         await intake.flush()
         logger.info("capture replayed", metadata: ["path": "\(path)", "malformedEvents": "\(malformed)"])
@@ -171,8 +170,8 @@ public final class Agent: Service, Sendable {
         // Ends when `stop()` (at shutdown) finishes the scanner's events.
         for await event in scanner.events {
             switch event {
-            case .report(let report, let time):
-                await intake.ingest(report, at: time, now: Date().timeIntervalSince1970)
+            case .reports(let reports):
+                await intake.ingest(reports.map { ($0.report, $0.time) }, now: Date().timeIntervalSince1970)
             case .scanning:
                 adapterState.withLock { $0 = "scanning" }
                 logger.info("scanning", metadata: ["adapter": "\(settings.adapter)"])

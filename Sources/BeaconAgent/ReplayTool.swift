@@ -12,10 +12,12 @@ public enum ReplayTool {
         let capture = try AdvertisementSource.loadCapture(capturePath)
         var pipeline = SightingPipeline(regions: regions)
         var lines: [String] = []
-        let malformed = await AdvertisementSource.replay(capture, speed: speed, keepTimes: true) { report, time in
-            for sighting in pipeline.process(report, at: time) {
-                if let line = try? ContractCoding.encodeLine(SightingLine(sighting, gateway: gateway)) {
-                    lines.append(line)
+        let malformed = await AdvertisementSource.replay(capture, speed: speed, keepTimes: true) { slice in
+            for (report, time) in slice {
+                for sighting in pipeline.process(report, at: time) {
+                    if let line = try? ContractCoding.encodeLine(SightingLine(sighting, gateway: gateway)) {
+                        lines.append(line)
+                    }
                 }
             }
             for line in lines { emit(line) }

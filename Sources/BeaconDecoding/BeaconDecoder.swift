@@ -8,6 +8,42 @@ public enum BeaconDecoder {
         public var notes: [String]
     }
 
+    /// What a look at the AD framing says, before any decoding.
+    public enum Screen: Sendable, Hashable {
+        /// The framing is broken (`decode` throws).
+        case malformed
+        /// No structure that could be a beacon frame (`decode` finds no frame).
+        case notBeacon
+        /// A manufacturer data structure with the iBeacon or AltBeacon prefix, or Eddystone service data.
+        case candidate
+    }
+
+    /// Walks the AD structures in place, without copying anything: the same framing checks as `decode`, and whether
+    /// any structure could hold a beacon frame. A phone's advertisement is turned away here.
+    public static func screen(_ data: [UInt8]) -> Screen {
+        data.withUnsafeBufferPointer { bytes in
+            var offset = 0
+            var candidate = false
+            while offset < bytes.count {
+                let length = Int(bytes[offset])
+                if length == 0 { break }
+                guard offset + 1 + length <= bytes.count else { return .malformed }
+                let type = bytes[offset + 1]
+                let body = offset + 2
+                if type == ADStructure.manufacturerData && length >= 5 {
+                    let code = (bytes[body + 2], bytes[body + 3])
+                    if code == (0x02, 0x15) || code == (0xBE, 0xAC) { candidate = true }
+                } else if type == ADStructure.serviceData16 && length >= 4 && bytes[body] == 0xAA
+                    && bytes[body + 1] == 0xFE
+                {
+                    candidate = true
+                }
+                offset += 1 + length
+            }
+            return candidate ? .candidate : .notBeacon
+        }
+    }
+
     /// Decodes every AD structure of `advertisingData`; throws only for malformed AD framing.
     public static func decode(_ advertisingData: [UInt8]) throws(DecodeError) -> Result {
         var result = Result(frames: [], notes: [])

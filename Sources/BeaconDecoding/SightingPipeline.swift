@@ -22,6 +22,10 @@ public struct SightingPipeline: Sendable {
     private var identities: [[UInt8]: (frame: BeaconFrame, seen: Double)] = [:]
     let identityLifetime: Double = 120
     let maximumIdentities = 10_000
+    /// The strings a sighting carries, memoised: building a beacon id or an address string costs more than all the
+    /// decoding (a tag advertises the same frame ten times a second). Bounded by `maximumIdentities` each.
+    private var beaconIDs: [BeaconFrame: String] = [:]
+    private var addressStrings: [[UInt8]: String] = [:]
 
     /// Empty `regions` passes every beacon frame.
     public init(regions: [BeaconRegion]) {
@@ -31,6 +35,17 @@ public struct SightingPipeline: Sendable {
     /// The sightings in one report received at `time` (unix seconds).
     public mutating func process(_ report: AdvertisingReport, at time: Double) -> [Sighting] {
         counters.reports += 1
+        // Most of a busy place's advertisements are phones and headphones: turned away before any decoding.
+        switch BeaconDecoder.screen(report.data) {
+        case .malformed:
+            counters.malformed += 1
+            return []
+        case .notBeacon:
+            counters.notBeacons += 1
+            return []
+        case .candidate:
+            break
+        }
         let frames: [BeaconFrame]
         do {
             frames = try BeaconDecoder.decode(report.data).frames
@@ -50,7 +65,7 @@ public struct SightingPipeline: Sendable {
         for frame in frames {
             if case .eddystoneTLM(let telemetry) = frame {
                 // TLM names no beacon: it belongs to the identity its device advertised last.
-                guard let identity = identity(for: report.address, at: time), let id = identity.beaconID else {
+                guard let identity = identity(for: report.address, at: time), let id = beaconID(identity) else {
                     counters.telemetryWithoutIdentity += 1
                     continue
                 }
@@ -60,7 +75,7 @@ public struct SightingPipeline: Sendable {
                         address: address(report), extras: SightingExtras(tlm: telemetry.telemetry)))
                 continue
             }
-            guard let id = frame.beaconID else { continue }
+            guard let id = beaconID(frame) else { continue }
             guard regions.isEmpty || regions.contains(where: { $0.matches(frame) }) else {
                 counters.outsideRegions += 1
                 continue
@@ -77,8 +92,20 @@ public struct SightingPipeline: Sendable {
         return sightings
     }
 
-    private func address(_ report: AdvertisingReport) -> String {
-        report.addressString.lowercased()
+    private mutating func address(_ report: AdvertisingReport) -> String {
+        if let known = addressStrings[report.address] { return known }
+        if addressStrings.count >= maximumIdentities { addressStrings.removeAll(keepingCapacity: true) }
+        let text = report.addressString.lowercased()
+        addressStrings[report.address] = text
+        return text
+    }
+
+    private mutating func beaconID(_ frame: BeaconFrame) -> String? {
+        if let known = beaconIDs[frame] { return known }
+        guard let id = frame.beaconID else { return nil }
+        if beaconIDs.count >= maximumIdentities { beaconIDs.removeAll(keepingCapacity: true) }
+        beaconIDs[frame] = id
+        return id
     }
 
     private func identity(for address: [UInt8], at time: Double) -> BeaconFrame? {

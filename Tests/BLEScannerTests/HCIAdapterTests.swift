@@ -59,9 +59,12 @@ struct HCIScannerTests {
         scanner.start()
         var reports: [AdvertisingReport] = []
         var states: [HCIScanner.Event] = []
+        var slices = 0
         for await event in scanner.events {
             switch event {
-            case .report(let report, _): reports.append(report)
+            case .reports(let slice):
+                reports += slice.map(\.report)
+                slices += 1
             default: states.append(event)
             }
             if reports.count == 20 { break }
@@ -71,6 +74,8 @@ struct HCIScannerTests {
         #expect(reports.map(\.rssi) == (0..<20).map { -40 - $0 })
         #expect(reports.last?.addressString == "01:02:03:04:05:13")
         #expect(scanner.malformedEvents == 1)
+        // What the socket held was read in one go and handed on as one slice, not an event per advertisement.
+        #expect(slices == 1)
         #expect(HCITestSeam.calls(.scanParameters) == 1)
         #expect(HCITestSeam.calls(.filter) == 1)
     }

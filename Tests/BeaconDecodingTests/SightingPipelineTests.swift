@@ -36,6 +36,38 @@ import Testing
         #expect(matches == expected)
     }
 
+    /// The screen that turns phones away before decoding agrees with the decoder: malformed exactly when decoding
+    /// throws, and "not a beacon" only where decoding finds no frame. Random AD data around real frames' prefixes.
+    @Test func theScreenAgreesWithTheDecoder() {
+        var generator = SystemRandomNumberGenerator()
+        let prefixes: [[UInt8]] = [
+            [0xFF, 0x4C, 0x00, 0x02, 0x15], [0xFF, 0x18, 0x01, 0xBE, 0xAC], [0x16, 0xAA, 0xFE], [0xFF, 0x4C, 0x00],
+            [0x09], [0x03, 0xAA, 0xFE],
+        ]
+        var seen: [BeaconDecoder.Screen: Int] = [:]
+        for _ in 0..<20_000 {
+            var data: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                let prefix = prefixes.randomElement(using: &generator)!
+                let tail = (0..<Int.random(in: 0...24, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
+                var length = prefix.count + tail.count
+                if Int.random(in: 0..<20, using: &generator) == 0 { length += Int.random(in: -3...3, using: &generator) }
+                data += [UInt8(clamping: max(0, length))] + prefix + tail
+            }
+            let screen = BeaconDecoder.screen(data)
+            seen[screen, default: 0] += 1
+            let decoded = try? BeaconDecoder.decode(data)
+            #expect((screen == .malformed) == (decoded == nil), "\(data.hexString)")
+            if screen == .notBeacon { #expect(decoded?.frames.isEmpty == true, "\(data.hexString)") }
+        }
+        #expect(seen.count == 3, "every verdict seen: \(seen)")
+        let real = bytes(fromHex: "0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!
+        #expect(BeaconDecoder.screen(real) == .candidate)
+        #expect(BeaconDecoder.screen(bytes(fromHex: "02011a0aff4c0010050b1c6d9e2f")!) == .notBeacon)
+    }
+
     @Test func onlyBeaconsInRegionsLeaveTheGateway() {
         var pipeline = SightingPipeline(regions: [
             BeaconRegion(id: "r", criteria: .iBeacon(uuid: Self.uuid, major: 1, minor: nil))
