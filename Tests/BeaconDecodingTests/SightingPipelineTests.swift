@@ -53,7 +53,9 @@ import Testing
                     UInt8.random(in: 0...255, using: &generator)
                 }
                 var length = prefix.count + tail.count
-                if Int.random(in: 0..<20, using: &generator) == 0 { length += Int.random(in: -3...3, using: &generator) }
+                if Int.random(in: 0..<20, using: &generator) == 0 {
+                    length += Int.random(in: -3...3, using: &generator)
+                }
                 data += [UInt8(clamping: max(0, length))] + prefix + tail
             }
             let screen = BeaconDecoder.screen(data)
