@@ -48,10 +48,9 @@ actor OutboxPublisher {
         let boot = self.boot
         do {
             let batch = try await outbox.append(boot: boot, at: now) { seq in
-                try ContractCoding.encode(
-                    SightingBatch(
-                        gateway: gateway, boot: boot, seq: seq, sent: now, clockSynced: clockSynced,
-                        sightings: sightings))
+                let batch = SightingBatch(
+                    gateway: gateway, boot: boot, seq: seq, sent: now, clockSynced: clockSynced, sightings: sightings)
+                return try batch.fastEncoded() ?? ContractCoding.encode(batch)
             }
             if client.isConnected { send(batch, now: now) }
         } catch {
