@@ -19,6 +19,13 @@ struct AgentBench: AsyncParsableCommand {
     @Option(help: "Seconds of capture (and of the idle baseline).")
     var seconds = 20
 
+    @Option(
+        help: """
+            Non-beacon adverts per second beside the beacons (phones, watches, headphones, scan responses): with it, \
+            the capture is a shop's air, --rate beacon adverts/s of 200 tags among them (issue 21: 1,000 + 5,000).
+            """)
+    var noise = 0
+
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("agent-bench-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -28,9 +35,15 @@ struct AgentBench: AsyncParsableCommand {
         let acknowledger = try await Acknowledger(broker: broker)
 
         var writer = BTSnoopWriter()
-        let events = AdvertisementMix.events(rate * seconds)
-        for (index, event) in events.enumerated() {
-            writer.appendEvent(event, at: 1_700_000_000 + Double(index) / Double(rate))
+        if noise > 0 {
+            for (offset, event) in ShopMix.events(beacons: rate, noise: noise, seconds: seconds) {
+                writer.appendEvent(event, at: 1_700_000_000 + offset)
+            }
+        } else {
+            let events = AdvertisementMix.events(rate * seconds)
+            for (index, event) in events.enumerated() {
+                writer.appendEvent(event, at: 1_700_000_000 + Double(index) / Double(rate))
+            }
         }
         let capture = directory.appendingPathComponent("bench.btsnoop").path
         try Data(writer.bytes).write(to: URL(fileURLWithPath: capture))
@@ -47,7 +60,10 @@ struct AgentBench: AsyncParsableCommand {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw ValidationError("build beacon-agent beside beacon-bench first (swift build -c release)")
         }
-        print("beacon-bench agent: \(rate) adverts/s for \(seconds) s through mosquitto, acknowledged by a test hub")
+        print(
+            "beacon-bench agent: \(rate) adverts/s"
+                + (noise > 0 ? " of 200 tags among \(noise) non-beacon adverts/s (a shop)" : " (8-payload mix)")
+                + " for \(seconds) s through mosquitto, acknowledged by a test hub")
         let idle = try await sample(binary, ["run", "--no-scan", "--config", config], seconds: seconds)
         let busy = try await sample(
             binary, ["replay", capture, "--config", config, "--speed", "1", "--drain-timeout", "10"],
@@ -57,7 +73,7 @@ struct AgentBench: AsyncParsableCommand {
             String(
                 format:
                     "replaying %5d adv/s:   CPU %5.1f %% of one core, RSS max %6.1f MiB | CPU +%.1f points, RSS ×%.2f",
-                rate, busy.cpu, busy.rss, busy.cpu - idle.cpu, busy.rss / idle.rss))
+                rate + noise, busy.cpu, busy.rss, busy.cpu - idle.cpu, busy.rss / idle.rss))
         print("sightings acknowledged: \(acknowledger.sightings) in \(acknowledger.batches) batches")
         await acknowledger.stop()
         await broker.stop()

@@ -25,6 +25,75 @@ enum AdvertisementMix {
     }
 }
 
+/// A shop's air (issue 21): `beacons` adverts a second from 200 tags (iBeacon, Eddystone-UID and AltBeacon) beside
+/// `noise` a second from phones, watches and headphones — Apple Nearby and Handoff, Microsoft and Samsung manufacturer
+/// data, Google Fast Pair service data, scan responses with names — from random addresses that rotate.
+enum ShopMix {
+    static let noisePayloads: [[UInt8]] = [
+        "02011a0aff4c0010050b1c6d9e2f",  // Apple Nearby Info
+        "02011a020a0c0bff4c001006131e1a3b5f6c",  // Apple, tx power + Nearby
+        "02011a0eff4c000c0e00a7a0b3c1d2e3f4a5",  // Apple Handoff
+        "1dff0600010920021a9e8e3dbf5c2b7b8c1f6a01c4d3e2f1a0b9c8d7e6f5",  // Microsoft CDP
+        "0201041aff7500420401806606a5b4c3d2e1f00f1e2d3c4b5a69788796a5",  // Samsung
+        "03032cfe06162cfe00a1b2",  // Google Fast Pair
+        "0d0950686f6e65206f6620416e6e",  // scan response: a name
+        "0201060cff590001020304050607080a",  // Nordic, another company's sensor
+    ].map { bytes(fromHex: $0)! }
+
+    static func beaconPayload(tag: Int) -> [UInt8] {
+        let high = UInt8(tag >> 8)
+        let low = UInt8(tag & 0xFF)
+        switch tag % 3 {
+        case 0:
+            return bytes(fromHex: "0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e00001")! + [high, low, 0xC5]
+        case 1:
+            return bytes(fromHex: "0201060303aafe1516aafe00e8edd1ebeac04e5defa01701234567")! + [high, low]
+        default:
+            return bytes(fromHex: "0201061bff1801beace2c56db5dffb48d2b060d0f5a71096e00001")! + [high, low, 0xC5, 0x00]
+        }
+    }
+
+    /// One second's events, interleaved evenly, repeated for `seconds`; each event with its offset in seconds.
+    static func events(beacons: Int, noise: Int, seconds: Int) -> [(offset: Double, event: [UInt8])] {
+        var events: [(Double, [UInt8])] = []
+        let perSecond = beacons + noise
+        for second in 0..<seconds {
+            for index in 0..<perSecond {
+                let offset = Double(second) + Double(index) / Double(perSecond)
+                // Beacons spread evenly among the noise.
+                let beacon = beacons > 0 && (index * beacons) / perSecond != ((index + 1) * beacons) / perSecond
+                let serial = second * perSecond + index
+                if beacon {
+                    let tag = serial % 200
+                    events.append(
+                        (
+                            offset,
+                            BTSnoopWriter.advertisingReportEvent(
+                                address: [0xC0, 0, 0, 0, UInt8(tag >> 8), UInt8(tag & 0xFF)], random: true,
+                                rssi: Int8(-50 - tag % 40), data: beaconPayload(tag: tag))
+                        ))
+                } else {
+                    // A phone's random address rotates: about 2,000 devices over the run.
+                    let device = (serial * 7919) % 2_000
+                    let payload = noisePayloads[serial % noisePayloads.count]
+                    events.append(
+                        (
+                            offset,
+                            BTSnoopWriter.advertisingReportEvent(
+                                address: [
+                                    0x4A, 0x11, UInt8(second & 0xFF), 0, UInt8(device >> 8), UInt8(device & 0xFF),
+                                ],
+                                random: true, eventType: payload[1] == 0x09 ? 0x04 : 0x00,
+                                rssi: Int8(-60 - device % 35),
+                                data: payload)
+                        ))
+                }
+            }
+        }
+        return events
+    }
+}
+
 struct DecodeBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decode",
