@@ -42,20 +42,14 @@ public final class HCIScanner: Sendable {
 
     /// What the scanner tells its consumer.
     public enum Event: Sendable, Hashable {
-        /// The advertising reports of one read slice, in order.
-        case reports([Report])
+        /// The advertising reports of one read slice, in order, each with the time of its read.
+        case reports([TimedReport])
         /// Scanning runs.
         case scanning
         /// The adapter cannot be used now; the scanner retries.
         case unavailable(HCIError)
         /// Scanning was switched on again after silence.
         case restarted
-    }
-
-    /// One advertising report, read at `time` (unix seconds).
-    public struct Report: Sendable, Hashable {
-        public var report: AdvertisingReport
-        public var time: Double
     }
 
     /// Most packets taken in one slice (a bound on the slice's array; the rest wait for the next slice).
@@ -149,7 +143,7 @@ public final class HCIScanner: Sendable {
     private func readLoop(_ adapter: HCIAdapter, buffer: inout [UInt8]) throws(HCIError) {
         var lastReport = ContinuousClock.now
         let pauseMicroseconds = UInt32(max(0, settings.readPause.milliseconds * 1000))
-        var slice: [Report] = []
+        var slice: [TimedReport] = []
         while isRunning {
             var count = try adapter.readPacket(into: &buffer, timeoutMilliseconds: 250)
             if count == 0 {
@@ -180,7 +174,7 @@ public final class HCIScanner: Sendable {
 
     /// One packet's reports, stamped with the time of the read.
     private func take(
-        _ buffer: [UInt8], count: Int, adapter: HCIAdapter, into slice: inout [Report]
+        _ buffer: [UInt8], count: Int, adapter: HCIAdapter, into slice: inout [TimedReport]
     ) throws(HCIError) {
         // H4 type 0x04 = event; the socket filter lets nothing else through, the check keeps bad input out.
         guard buffer[0] == 0x04, count >= 3 else { return }
@@ -197,7 +191,7 @@ public final class HCIScanner: Sendable {
             return
         }
         let now = Date().timeIntervalSince1970
-        for report in reports { slice.append(Report(report: report, time: now)) }
+        for report in reports { slice.append(TimedReport(report: report, time: now)) }
     }
 }
 

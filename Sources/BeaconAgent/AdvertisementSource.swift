@@ -33,7 +33,7 @@ public enum AdvertisementSource: Sendable {
     /// are counted and skipped. Returns the number of malformed events.
     public static func replay(
         _ capture: BTSnoopCapture, speed: Double, keepTimes: Bool, slice: Duration = .milliseconds(20),
-        deliver: ([(report: AdvertisingReport, time: Double)]) async -> Void
+        deliver: ([TimedReport]) async -> Void
     ) async -> Int {
         let events = capture.hciEvents()
         guard let first = events.first?.timestamp else { return 0 }
@@ -41,7 +41,7 @@ public enum AdvertisementSource: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         var malformed = 0
-        var pending: [(report: AdvertisingReport, time: Double)] = []
+        var pending: [TimedReport] = []
         for event in events {
             if Task.isCancelled { break }
             let offset = event.timestamp - first
@@ -64,7 +64,7 @@ public enum AdvertisementSource: Sendable {
                 continue
             }
             let scanTime = keepTimes ? event.timestamp : start + (speed > 0 ? offset / speed : 0)
-            for report in reports ?? [] { pending.append((report, scanTime)) }
+            for report in reports ?? [] { pending.append(TimedReport(report: report, time: scanTime)) }
             if pending.count >= 1_000 {
                 await deliver(pending)
                 pending.removeAll(keepingCapacity: true)
@@ -72,16 +72,5 @@ public enum AdvertisementSource: Sendable {
         }
         if !pending.isEmpty { await deliver(pending) }
         return malformed
-    }
-}
-
-/// An advertising report with the time it was scanned (unix seconds).
-public struct TimedReport: Sendable {
-    public var report: AdvertisingReport
-    public var time: Double
-
-    public init(report: AdvertisingReport, time: Double) {
-        self.report = report
-        self.time = time
     }
 }

@@ -143,7 +143,7 @@ public final class Agent: Service, Sendable {
         }
         if case .stream(let reports) = source {
             for await timed in reports {
-                await intake.ingest(timed.report, at: timed.time, now: Date().timeIntervalSince1970)
+                await intake.ingest([timed], now: Date().timeIntervalSince1970)
             }
             return
         }
@@ -171,7 +171,7 @@ public final class Agent: Service, Sendable {
         for await event in scanner.events {
             switch event {
             case .reports(let reports):
-                await intake.ingest(reports.map { ($0.report, $0.time) }, now: Date().timeIntervalSince1970)
+                await intake.ingest(reports, now: Date().timeIntervalSince1970)
             case .scanning:
                 adapterState.withLock { $0 = "scanning" }
                 logger.info("scanning", metadata: ["adapter": "\(settings.adapter)"])

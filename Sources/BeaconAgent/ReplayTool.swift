@@ -13,8 +13,8 @@ public enum ReplayTool {
         var pipeline = SightingPipeline(regions: regions)
         var lines: [String] = []
         let malformed = await AdvertisementSource.replay(capture, speed: speed, keepTimes: true) { slice in
-            for (report, time) in slice {
-                for sighting in pipeline.process(report, at: time) {
+            for timed in slice {
+                for sighting in pipeline.process(timed.report, at: timed.time) {
                     if let line = try? ContractCoding.encodeLine(SightingLine(sighting, gateway: gateway)) {
                         lines.append(line)
                     }

@@ -21,16 +21,11 @@ actor SightingIntake {
         self.clockSynced = clockSynced
     }
 
-    /// One advertising report, scanned at `time`.
-    func ingest(_ report: AdvertisingReport, at time: Double, now: Double) async {
-        await ingest([(report, time)], now: now)
-    }
-
     /// A slice of reports with their scan times, in one hop onto this actor (not one per advertisement).
-    func ingest(_ reports: [(report: AdvertisingReport, time: Double)], now: Double) async {
+    func ingest(_ reports: [TimedReport], now: Double) async {
         reportsSinceStatus += reports.count
-        for (report, time) in reports {
-            for sighting in pipeline.process(report, at: time) {
+        for timed in reports {
+            for sighting in pipeline.process(timed.report, at: timed.time) {
                 if let batch = batcher.add(sighting, now: now) {
                     await publisher.store(batch, clockSynced: clockSynced())
                 }

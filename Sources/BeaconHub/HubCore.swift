@@ -196,8 +196,9 @@ public struct HubCore: Sendable {
         // With a store, the acknowledgement moves when the commit says so.
         if persistence == nil { gateways[batch.gateway]!.ackDirty = true }
         var offset = 0.0
+        let newestScan = batch.sightings.lazy.map(\.t).max()
         if batch.clockSynced {
-            let newest = batch.sightings.reduce(batch.sent) { max($0, $1.t) }
+            let newest = max(batch.sent, newestScan ?? batch.sent)
             if newest > now + settings.maxFutureSeconds {
                 // Looked at and refused: its ledger row (no sightings) lets the acknowledgement move past it.
                 journalBatch(batch, sightings: 0, at: now)
@@ -231,7 +232,7 @@ public struct HubCore: Sendable {
         }
         counters.batches += 1
         counters.sightings += batch.sightings.count
-        if let newest = batch.sightings.lazy.map(\.t).max() { lag.note(now - (newest + offset), at: now) }
+        if let newestScan { lag.note(now - (newestScan + offset), at: now) }
         journalBatch(batch, sightings: batch.sightings.count, at: now)
         let raw = persistence?.rawSightings ?? false
         for sighting in batch.sightings {

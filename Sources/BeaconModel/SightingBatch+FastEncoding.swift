@@ -30,6 +30,7 @@ extension SightingBatch {
 
 /// Bytes of JSON being written, as JSONEncoder writes them.
 struct JSONOutput {
+    static let hexDigits = Array("0123456789abcdef".utf8)
     var bytes: [UInt8] = []
 
     mutating func raw(_ text: StaticString) {
@@ -61,10 +62,9 @@ struct JSONOutput {
             case 0x0D: raw("\\r")
             case 0x09: raw("\\t")
             case 0x00..<0x20:
-                let digits = Array("0123456789abcdef".utf8)
                 raw("\\u00")
-                bytes.append(digits[Int(byte >> 4)])
-                bytes.append(digits[Int(byte & 0x0F)])
+                bytes.append(Self.hexDigits[Int(byte >> 4)])
+                bytes.append(Self.hexDigits[Int(byte & 0x0F)])
             default: bytes.append(byte)
             }
         }

@@ -27,7 +27,7 @@ enum AdvertisementMix {
 
 /// A shop's air (issue 21): `beacons` adverts a second from 200 tags (iBeacon, Eddystone-UID and AltBeacon) beside
 /// `noise` a second from phones, watches and headphones — Apple Nearby and Handoff, Microsoft and Samsung manufacturer
-/// data, Google Fast Pair service data, scan responses with names — from random addresses that rotate.
+/// data, Google Fast Pair service data, scan responses with names — from random addresses that change every second.
 enum ShopMix {
     static let noisePayloads: [[UInt8]] = [
         "02011a0aff4c0010050b1c6d9e2f",  // Apple Nearby Info
@@ -73,7 +73,7 @@ enum ShopMix {
                                 rssi: Int8(-50 - tag % 40), data: beaconPayload(tag: tag))
                         ))
                 } else {
-                    // A phone's random address rotates: about 2,000 devices over the run.
+                    // Random addresses, as phones use: up to 2,000 a second, new each second.
                     let device = (serial * 7919) % 2_000
                     let payload = noisePayloads[serial % noisePayloads.count]
                     events.append(
