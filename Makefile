@@ -1,5 +1,5 @@
 # The two set-up commands of the README: `make demo` and `make test`. Both install what is missing first.
-.PHONY: demo test fault-test bench build lint format check-imports clean
+.PHONY: demo test fault-test bench build deb deb-test lint format check-imports clean
 
 demo:
 	bash scripts/demo.sh
@@ -23,6 +23,16 @@ bench:
 	$$(swift build -c release --show-bin-path)/beacon-bench hub
 	$$(swift build -c release --show-bin-path)/beacon-bench store
 
+# beacon-agent_VERSION_ARCH.deb and beacon-hub_VERSION_ARCH.deb in dist/ (docs/operations.md, "Installing by package").
+deb:
+	bash scripts/setup.sh
+	bash scripts/make-deb.sh
+
+# The packages installed into a clean Debian 12 root (debootstrap, cached), checked and purged; part of `make test`.
+deb-test:
+	bash scripts/setup.sh
+	bash scripts/deb-test.sh
+
 build:
 	bash scripts/setup.sh
 	swift build
@@ -37,4 +47,4 @@ check-imports:
 	bash scripts/check-c-imports.sh
 
 clean:
-	rm -rf .build run
+	rm -rf .build run dist

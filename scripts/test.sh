@@ -47,6 +47,11 @@ status=0
 { swift test --skip-build --parallel --num-workers 2 --filter "$cpu_bound" 2>&1 &&
   swift test --skip-build --parallel --num-workers 2 --skip "$cpu_bound|$museum" 2>&1 &&
   swift test --skip-build --parallel --num-workers 2 --filter "$museum" 2>&1; } | tee "$log" || status=$?
+# The packages: built (release, Swift runtime linked in), installed into a clean Debian 12 root, removed.
+if [ "$status" -eq 0 ]; then
+  echo "test: packaging (scripts/deb-test.sh)"
+  bash scripts/deb-test.sh || status=$?
+fi
 if [ "$status" -ne 0 ]; then
   echo "test: failed (exit $status); the failures:" >&2
   grep -E "✘|recorded an issue|Expectation failed|error:|Fatal error|Caught error" "$log" | grep -v "^✘ Test run" | head -n 60 >&2
