@@ -34,15 +34,7 @@ public struct BTSnoopCapture: Sendable {
     static let epochOffset: Int64 = 0x00dc_ddb3_0f2f_8000
 
     public init(bytes: [UInt8]) throws(DecodeError) {
-        guard bytes.count >= 16, Array(bytes[0..<8]) == Array("btsnoop\0".utf8) else {
-            throw DecodeError("not a btsnoop capture: the file does not start with \"btsnoop\"")
-        }
-        let version: UInt32 = bytes[8..<12].bigEndian()
-        guard version == 1 else { throw DecodeError("btsnoop version \(version) is not supported (only 1)") }
-        let rawDatalink: UInt32 = bytes[12..<16].bigEndian()
-        guard let datalink = Datalink(rawValue: rawDatalink) else {
-            throw DecodeError("btsnoop datalink \(rawDatalink) is not supported (1002 H4 or 2001 monitor)")
-        }
+        let datalink = try Self.header(Array(bytes.prefix(16)))
         var records: [Record] = []
         var offset = 16
         var truncated = false
@@ -60,7 +52,7 @@ public struct BTSnoopCapture: Sendable {
             }
             records.append(
                 Record(
-                    timestamp: Double(microseconds &- Self.epochOffset) / 1_000_000, flags: flags,
+                    timestamp: Self.seconds(microseconds), flags: flags,
                     payload: Array(bytes[(offset + 24)..<(offset + 24 + included)])))
             offset += 24 + included
         }
@@ -72,14 +64,34 @@ public struct BTSnoopCapture: Sendable {
     /// Every HCI event of the capture, in order; commands, ACL data and monitor bookkeeping are skipped.
     public func hciEvents() -> [TimedEvent] {
         records.compactMap { record in
-            switch datalink {
-            case .h4:
-                guard record.payload.first == 0x04 else { return nil }
-                return TimedEvent(timestamp: record.timestamp, event: Array(record.payload.dropFirst()))
-            case .monitor:
-                guard record.flags & 0xFFFF == 3 else { return nil }
-                return TimedEvent(timestamp: record.timestamp, event: record.payload)
+            Self.event(payload: record.payload[...], flags: record.flags, datalink: datalink).map {
+                TimedEvent(timestamp: record.timestamp, event: $0)
             }
         }
     }
+
+    /// The datalink of a capture from its first 16 bytes ("btsnoop\0", version 1, datalink).
+    static func header(_ bytes: [UInt8]) throws(DecodeError) -> Datalink {
+        guard bytes.count >= 16, Array(bytes[0..<8]) == Array("btsnoop\0".utf8) else {
+            throw DecodeError("not a btsnoop capture: the file does not start with \"btsnoop\"")
+        }
+        let version: UInt32 = bytes[8..<12].bigEndian()
+        guard version == 1 else { throw DecodeError("btsnoop version \(version) is not supported (only 1)") }
+        let rawDatalink: UInt32 = bytes[12..<16].bigEndian()
+        guard let datalink = Datalink(rawValue: rawDatalink) else {
+            throw DecodeError("btsnoop datalink \(rawDatalink) is not supported (1002 H4 or 2001 monitor)")
+        }
+        return datalink
+    }
+
+    /// A record's HCI event without the H4 type byte, or nil for any other record.
+    static func event(payload: ArraySlice<UInt8>, flags: UInt32, datalink: Datalink) -> [UInt8]? {
+        switch datalink {
+        case .h4: payload.first == 0x04 ? Array(payload.dropFirst()) : nil
+        case .monitor: flags & 0xFFFF == 3 ? Array(payload) : nil
+        }
+    }
+
+    /// Unix seconds of a record's timestamp (microseconds since 0001-01-01).
+    static func seconds(_ microseconds: Int64) -> Double { Double(microseconds &- epochOffset) / 1_000_000 }
 }
