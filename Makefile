@@ -17,6 +17,7 @@ bench:
 	swift build -c release
 	$$(swift build -c release --show-bin-path)/beacon-bench mqtt
 	$$(swift build -c release --show-bin-path)/beacon-bench decode
+	bash scripts/instructions.sh
 	$$(swift build -c release --show-bin-path)/beacon-bench batch-decode
 	$$(swift build -c release --show-bin-path)/beacon-bench agent
 	$$(swift build -c release --show-bin-path)/beacon-bench engine

@@ -64,11 +64,13 @@ let package = Package(
             name: "beacon-bench",
             dependencies: [
                 "BeaconMQTT", "BeaconModel", "BeaconDecoding", "BrokerTestSupport", "BeaconConfig", "ZoneInference",
-                "BeaconHub", "BeaconStore", "BeaconPostgres", "Simulator",
+                "BeaconHub", "BeaconStore", "BeaconPostgres", "Simulator", "CBenchParse",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
+        // A plain C parse of the same HCI events: the yardstick of `beacon-bench instructions` (not shipped).
+        .target(name: "CBenchParse", cSettings: cSettings),
 
         // Domain types and the MQTT contract's payloads: no dependencies.
         .target(name: "BeaconModel", swiftSettings: swiftSettings),

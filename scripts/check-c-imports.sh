@@ -22,5 +22,6 @@ check GRDBSQLite Sources/BeaconStore
 check SQLite3 Sources/BeaconStore
 check CSQLite Sources/BeaconStore
 check PostgresNIO Sources/BeaconPostgres
-[ $status -eq 0 ] && echo "check-c-imports: ok (CMosquitto → BeaconMQTT, CBluetooth → BLEScanner, GRDB → BeaconStore, PostgresNIO → BeaconPostgres)"
+check CBenchParse Sources/beacon-bench
+[ $status -eq 0 ] && echo "check-c-imports: ok (CMosquitto → BeaconMQTT, CBluetooth → BLEScanner, GRDB → BeaconStore, PostgresNIO → BeaconPostgres, CBenchParse → beacon-bench)"
 exit $status

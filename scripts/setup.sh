@@ -11,6 +11,7 @@ packages=(
   postgresql-15 postgresql-client-15             # the shared history's tests start their own server (initdb, no service)
   dpkg-dev binutils debootstrap                  # make deb (dpkg-shlibdeps, strip) and its test's clean Debian root
   libcurl4-openssl-dev                           # make deb: the hub's webhooks (URLSession) linked statically need -lcurl
+  valgrind                                       # make bench: instructions per advert (scripts/instructions.sh)
 )
 # The dashboard's browser test drives Debian's Chromium through its WebDriver (skipped with a message without them).
 if [ "${BEACONTRACKER_NO_BROWSER:-0}" != "1" ]; then

@@ -28,7 +28,7 @@ public final class HCIScanner: Sendable {
             adapter: String = "hci0", active: Bool = false, intervalMilliseconds: Double = 100,
             windowMilliseconds: Double = 100, retryMinimum: Duration = .seconds(1),
             retryMaximum: Duration = .seconds(30),
-            restartAfterSilence: Duration = .seconds(60)
+            restartAfterSilence: Duration = .seconds(60), readPause: Duration = .milliseconds(20)
         ) {
             self.adapter = adapter
             self.active = active
@@ -37,13 +37,15 @@ public final class HCIScanner: Sendable {
             self.retryMinimum = retryMinimum
             self.retryMaximum = retryMaximum
             self.restartAfterSilence = restartAfterSilence
+            self.readPause = readPause
         }
     }
 
     /// What the scanner tells its consumer.
     public enum Event: Sendable, Hashable {
-        /// The advertising reports of one read slice, in order, each with the time of its read.
-        case reports([TimedReport])
+        /// The LE advertising report events of one read slice, in order, each with the time of its read. Their reports
+        /// are walked by the agent's pipeline, which also counts events whose lengths do not add up.
+        case events([TimedHCIEvent])
         /// Scanning runs.
         case scanning
         /// The adapter cannot be used now; the scanner retries.
@@ -64,10 +66,6 @@ public final class HCIScanner: Sendable {
     /// `droppedReports`).
     public let events: AsyncStream<Event>
     private let dropped = Mutex(0)
-    private let malformed = Mutex(0)
-
-    /// HCI events whose lengths did not add up (skipped).
-    public var malformedEvents: Int { malformed.withLock { $0 } }
 
     public init(settings: Settings, bufferSize: Int = 1_000) {
         self.settings = settings
@@ -113,7 +111,7 @@ public final class HCIScanner: Sendable {
 
     private func emit(_ event: Event) {
         guard case .dropped = continuation.yield(event) else { return }
-        let lost = if case .reports(let reports) = event { reports.count } else { 0 }
+        let lost = if case .events(let events) = event { events.reduce(0) { $0 + $1.declaredReports } } else { 0 }
         dropped.withLock { $0 += lost }
     }
 
@@ -143,7 +141,7 @@ public final class HCIScanner: Sendable {
     private func readLoop(_ adapter: HCIAdapter, buffer: inout [UInt8]) throws(HCIError) {
         var lastReport = ContinuousClock.now
         let pauseMicroseconds = UInt32(max(0, settings.readPause.milliseconds * 1000))
-        var slice: [TimedReport] = []
+        var slice: [TimedHCIEvent] = []
         while isRunning {
             var count = try adapter.readPacket(into: &buffer, timeoutMilliseconds: 250)
             if count == 0 {
@@ -164,7 +162,7 @@ public final class HCIScanner: Sendable {
                 count = try adapter.readPacket(into: &buffer, timeoutMilliseconds: 0)
             }
             if !slice.isEmpty {
-                emit(.reports(slice))
+                emit(.events(slice))
                 slice.removeAll(keepingCapacity: true)
                 lastReport = ContinuousClock.now
             }
@@ -172,26 +170,17 @@ public final class HCIScanner: Sendable {
         }
     }
 
-    /// One packet's reports, stamped with the time of the read.
+    /// One packet's LE meta event, stamped with the time of the read; other events are not for the agent.
     private func take(
-        _ buffer: [UInt8], count: Int, adapter: HCIAdapter, into slice: inout [TimedReport]
+        _ buffer: [UInt8], count: Int, adapter: HCIAdapter, into slice: inout [TimedHCIEvent]
     ) throws(HCIError) {
         // H4 type 0x04 = event; the socket filter lets nothing else through, the check keeps bad input out.
         guard buffer[0] == 0x04, count >= 3 else { return }
-        let event = Array(buffer[1..<count])
-        if event[0] == 0x10 {  // Hardware Error: the controller resets; reopen and restore scanning.
+        if buffer[1] == 0x10 {  // Hardware Error: the controller resets; reopen and restore scanning.
             throw HCIError(.other, "adapter \(adapter.name) reported a hardware error; reopening it")
         }
-        let reports: [AdvertisingReport]
-        do {
-            guard let found = try HCIEventParser.advertisingReports(inEvent: event) else { return }
-            reports = found
-        } catch {
-            malformed.withLock { $0 += 1 }
-            return
-        }
-        let now = Date().timeIntervalSince1970
-        for report in reports { slice.append(TimedReport(report: report, time: now)) }
+        guard buffer[1] == 0x3E else { return }
+        slice.append(TimedHCIEvent(event: Array(buffer[1..<count]), time: Date().timeIntervalSince1970))
     }
 }
 

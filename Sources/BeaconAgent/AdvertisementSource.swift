@@ -13,37 +13,34 @@ public enum AdvertisementSource: Sendable {
     /// Reports handed in by another component (the simulator plays its gateways through this), until it finishes.
     case stream(AsyncStream<TimedReport>)
 
-    /// Reads a capture file, naming it in the error.
-    public static func loadCapture(_ path: String) throws -> BTSnoopCapture {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw DecodeError("cannot read capture \(path): \(error.localizedDescription)")
-        }
-        do {
-            return try BTSnoopCapture(bytes: Array(data))
-        } catch {
-            throw DecodeError("\(path): \(error.message)")
-        }
+    /// Opens a capture file for replay, naming it in the error.
+    public static func openCapture(_ path: String) throws -> BTSnoopFileReader {
+        try BTSnoopFileReader(path: path)
     }
 
-    /// Feeds every advertising report of `capture` to `deliver` with its scan time, paced by the capture's timestamps
-    /// in slices of `slice` (as the live scanner reads: one wake-up per slice, not per advertisement). Malformed events
-    /// are counted and skipped. Returns the number of malformed events.
+    /// Feeds every HCI event of the capture to `deliver` with its scan time, paced by the capture's timestamps in
+    /// slices of `slice` (as the live scanner reads: one wake-up per slice, not per advertisement). The capture is
+    /// read as it goes, one event at a time; the consumer walks the events' reports (and counts malformed ones). An
+    /// error reading the file ends the replay after what was read is delivered.
     public static func replay(
-        _ capture: BTSnoopCapture, speed: Double, keepTimes: Bool, slice: Duration = .milliseconds(20),
-        deliver: ([TimedReport]) async -> Void
-    ) async -> Int {
-        let events = capture.hciEvents()
-        guard let first = events.first?.timestamp else { return 0 }
+        _ capture: BTSnoopFileReader, speed: Double, keepTimes: Bool, slice: Duration = .milliseconds(20),
+        deliver: ([TimedHCIEvent]) async -> Void
+    ) async throws {
+        var next = try capture.nextEvent()
+        guard let first = next?.timestamp else { return }
         let start = Date().timeIntervalSince1970
         let clock = ContinuousClock()
         let started = clock.now
-        var malformed = 0
-        var pending: [TimedReport] = []
-        for event in events {
+        var pending: [TimedHCIEvent] = []
+        var failure: (any Error)?
+        while let event = next {
             if Task.isCancelled { break }
+            defer {
+                do { next = try capture.nextEvent() } catch {
+                    failure = error
+                    next = nil
+                }
+            }
             let offset = event.timestamp - first
             if speed > 0 {
                 let due = started.advanced(by: .milliseconds(Int(offset / speed * 1000)))
@@ -56,21 +53,14 @@ public enum AdvertisementSource: Sendable {
                     try? await Task.sleep(until: due.advanced(by: slice), clock: clock)
                 }
             }
-            let reports: [AdvertisingReport]?
-            do {
-                reports = try HCIEventParser.advertisingReports(inEvent: event.event)
-            } catch {
-                malformed += 1
-                continue
-            }
             let scanTime = keepTimes ? event.timestamp : start + (speed > 0 ? offset / speed : 0)
-            for report in reports ?? [] { pending.append(TimedReport(report: report, time: scanTime)) }
+            pending.append(TimedHCIEvent(event: event.event, time: scanTime))
             if pending.count >= 1_000 {
                 await deliver(pending)
                 pending.removeAll(keepingCapacity: true)
             }
         }
         if !pending.isEmpty { await deliver(pending) }
-        return malformed
+        if let failure { throw failure }
     }
 }

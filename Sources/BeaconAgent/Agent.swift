@@ -55,7 +55,8 @@ public final class Agent: Service, Sendable {
                 settings: HCIScanner.Settings(
                     adapter: settings.adapter, active: settings.active, intervalMilliseconds: settings.intervalMs,
                     windowMilliseconds: settings.windowMs,
-                    restartAfterSilence: .milliseconds(Int(settings.restartAfterSilenceSeconds * 1000))))
+                    restartAfterSilence: .milliseconds(Int(settings.restartAfterSilenceSeconds * 1000)),
+                    readPause: .microseconds(Int(settings.sliceMs * 1000))))
         } else {
             scanner = nil
         }
@@ -102,8 +103,16 @@ public final class Agent: Service, Sendable {
                 }
             }
             group.addTask { [self] in
-                let tick = min(0.05, configuration.batch.maxDelaySeconds / 2)
-                while (try? await Task.sleep(for: .milliseconds(Int(tick * 1000)))) != nil {
+                // Closes a batch that falls due while no advertisement arrives to close it (each slice closes a due
+                // batch itself): sleeps until the open batch's deadline, or until a batch opens. Nothing wakes the
+                // agent while no batch is open.
+                while !Task.isCancelled {
+                    guard let deadline = await intake.deadline else {
+                        await intake.batchOpened.wait()
+                        continue
+                    }
+                    let wait = max(0.001, deadline - Date().timeIntervalSince1970)
+                    guard (try? await Task.sleep(for: .microseconds(Int(wait * 1_000_000)))) != nil else { break }
                     await intake.tick(now: Date().timeIntervalSince1970)
                 }
             }
@@ -148,17 +157,19 @@ public final class Agent: Service, Sendable {
             return
         }
         guard case .capture(let path, let speed, let keepTimes) = source else { return }
-        let capture: BTSnoopCapture
         do {
-            capture = try AdvertisementSource.loadCapture(path)
+            let capture = try AdvertisementSource.openCapture(path)
+            let slice = Duration.microseconds(Int(configuration.scanner.sliceMs * 1000))
+            try await AdvertisementSource.replay(capture, speed: speed, keepTimes: keepTimes, slice: slice) { slice in
+                await intake.ingest(slice, now: Date().timeIntervalSince1970)
+            }
         } catch {
+            await intake.flush()
             logger.error("cannot replay capture", metadata: ["error": "\(error)"])
             return
         }
-        let malformed = await AdvertisementSource.replay(capture, speed: speed, keepTimes: keepTimes) { slice in
-            await intake.ingest(slice, now: Date().timeIntervalSince1970)
-        }
         await intake.flush()
+        let malformed = await intake.malformedEvents
         logger.info("capture replayed", metadata: ["path": "\(path)", "malformedEvents": "\(malformed)"])
     }
 
@@ -170,8 +181,8 @@ public final class Agent: Service, Sendable {
         // Ends when `stop()` (at shutdown) finishes the scanner's events.
         for await event in scanner.events {
             switch event {
-            case .reports(let reports):
-                await intake.ingest(reports, now: Date().timeIntervalSince1970)
+            case .events(let events):
+                await intake.ingest(events, now: Date().timeIntervalSince1970)
             case .scanning:
                 adapterState.withLock { $0 = "scanning" }
                 logger.info("scanning", metadata: ["adapter": "\(settings.adapter)"])
@@ -203,6 +214,7 @@ public final class Agent: Service, Sendable {
         let resendFrom = try? await outbox.resendFrom(current: boot)
         let dropped = (try? await outbox.droppedTotal()) ?? 0
         let (reports, seconds, counters) = await intake.takeStatistics(now: now)
+        let malformedEvents = await intake.malformedEvents
         var status = GatewayStatus(
             gateway: configuration.gateway, state: state, boot: boot, t: now,
             agentVersion: BeaconTrackerVersion.current, clockSynced: SystemClock.isSynchronized(),
@@ -215,7 +227,8 @@ public final class Agent: Service, Sendable {
         status.uptimeSeconds = (now - started).rounded()
         status.advertsPerSecond = (Double(reports) / max(seconds, 0.001) * 10).rounded() / 10
         status.dropped = [
-            "outbox-overflow": dropped, "malformed": counters.malformed, "outside-regions": counters.outsideRegions,
+            "outbox-overflow": dropped, "malformed": counters.malformed + malformedEvents,
+            "outside-regions": counters.outsideRegions,
         ]
         status.adapter = adapterState.withLock { $0 }
         do {

@@ -30,9 +30,12 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
         public var windowMs: Double
         /// Switch scanning on again after this long without any advertisement.
         public var restartAfterSilenceSeconds: Double
+        /// The reader takes what the socket holds, then waits this long (replay paces in slices of it): fewer wake-ups
+        /// for a longer slice, scan times within it of the truth (5–1000).
+        public var sliceMs: Double
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case adapter, active, intervalMs, windowMs, restartAfterSilenceSeconds
+            case adapter, active, intervalMs, windowMs, restartAfterSilenceSeconds, sliceMs
         }
 
         public init() {
@@ -41,6 +44,7 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
             intervalMs = 100
             windowMs = 100
             restartAfterSilenceSeconds = 60
+            sliceMs = 20
         }
 
         public init(from decoder: any Decoder) throws {
@@ -53,6 +57,11 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
             restartAfterSilenceSeconds =
                 try container.decodeIfPresent(Double.self, forKey: .restartAfterSilenceSeconds)
                 ?? restartAfterSilenceSeconds
+            sliceMs = try container.decodeIfPresent(Double.self, forKey: .sliceMs) ?? sliceMs
+            guard (5...1000).contains(sliceMs) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .sliceMs, in: container, debugDescription: "expected 5 to 1000 milliseconds")
+            }
             guard (2.5...10240).contains(intervalMs), (2.5...10240).contains(windowMs), windowMs <= intervalMs else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .windowMs, in: container,

@@ -9,19 +9,20 @@ public enum ReplayTool {
         capturePath: String, regions: [BeaconRegion], gateway: GatewayID, speed: Double,
         emit: (String) -> Void
     ) async throws -> (counters: SightingPipeline.Counters, malformedEvents: Int) {
-        let capture = try AdvertisementSource.loadCapture(capturePath)
+        let capture = try AdvertisementSource.openCapture(capturePath)
         var pipeline = SightingPipeline(regions: regions)
-        var lines: [String] = []
-        let malformed = await AdvertisementSource.replay(capture, speed: speed, keepTimes: true) { slice in
+        var malformed = 0
+        var sightings: [Sighting] = []
+        try await AdvertisementSource.replay(capture, speed: speed, keepTimes: true) { slice in
             for timed in slice {
-                for sighting in pipeline.process(timed.report, at: timed.time) {
-                    if let line = try? ContractCoding.encodeLine(SightingLine(sighting, gateway: gateway)) {
-                        lines.append(line)
-                    }
+                if pipeline.process(event: timed.event, at: timed.time, into: &sightings) == .malformed {
+                    malformed += 1
                 }
             }
-            for line in lines { emit(line) }
-            lines.removeAll()
+            for sighting in sightings {
+                if let line = try? ContractCoding.encodeLine(SightingLine(sighting, gateway: gateway)) { emit(line) }
+            }
+            sightings.removeAll()
         }
         return (pipeline.counters, malformed)
     }

@@ -21,27 +21,30 @@ public enum BeaconDecoder {
     /// Walks the AD structures in place, without copying anything: the same framing checks as `decode`, and whether
     /// any structure could hold a beacon frame. A phone's advertisement is turned away here.
     public static func screen(_ data: [UInt8]) -> Screen {
-        data.withUnsafeBufferPointer { bytes in
-            var offset = 0
-            var candidate = false
-            while offset < bytes.count {
-                let length = Int(bytes[offset])
-                if length == 0 { break }
-                guard offset + 1 + length <= bytes.count else { return .malformed }
-                let type = bytes[offset + 1]
-                let body = offset + 2
-                if type == ADStructure.manufacturerData && length >= 5 {
-                    let code = (bytes[body + 2], bytes[body + 3])
-                    if code == (0x02, 0x15) || code == (0xBE, 0xAC) { candidate = true }
-                } else if type == ADStructure.serviceData16 && length >= 4 && bytes[body] == 0xAA
-                    && bytes[body + 1] == 0xFE
-                {
-                    candidate = true
-                }
-                offset += 1 + length
+        data.withUnsafeBufferPointer { screen($0) }
+    }
+
+    /// `screen` over bytes in place (an advertisement inside the HCI event being read).
+    public static func screen(_ bytes: UnsafeBufferPointer<UInt8>) -> Screen {
+        var offset = 0
+        var candidate = false
+        while offset < bytes.count {
+            let length = Int(bytes[offset])
+            if length == 0 { break }
+            guard offset + 1 + length <= bytes.count else { return .malformed }
+            let type = bytes[offset + 1]
+            let body = offset + 2
+            if type == ADStructure.manufacturerData && length >= 5 {
+                let code = (bytes[body + 2], bytes[body + 3])
+                if code == (0x02, 0x15) || code == (0xBE, 0xAC) { candidate = true }
+            } else if type == ADStructure.serviceData16 && length >= 4 && bytes[body] == 0xAA
+                && bytes[body + 1] == 0xFE
+            {
+                candidate = true
             }
-            return candidate ? .candidate : .notBeacon
+            offset += 1 + length
         }
+        return candidate ? .candidate : .notBeacon
     }
 
     /// Decodes every AD structure of `advertisingData`; throws only for malformed AD framing.

@@ -17,15 +17,18 @@ public struct SightingPipeline: Sendable {
     }
 
     public let regions: [BeaconRegion]
-    public private(set) var counters = Counters()
+    public internal(set) var counters = Counters()
     /// Device address → (identity frame, when seen). Bounded; entries older than `identityLifetime` are forgotten.
-    private var identities: [[UInt8]: (frame: BeaconFrame, seen: Double)] = [:]
+    var identities: [UInt64: (frame: BeaconFrame, seen: Double)] = [:]
     let identityLifetime: Double = 120
     let maximumIdentities = 10_000
     /// The strings a sighting carries, memoised: building a beacon id or an address string costs more than all the
     /// decoding (a tag advertises the same frame ten times a second). Bounded by `maximumIdentities` each.
-    private var beaconIDs: [BeaconFrame: String] = [:]
-    private var addressStrings: [[UInt8]: String] = [:]
+    var beaconIDs: [BeaconFrame: String] = [:]
+    var addressStrings: [UInt64: String] = [:]
+    /// Advertising data seen before → what decoding and the region filter made of it (`process(event:at:into:)`):
+    /// a tag repeats the same bytes for hours. Bounded by `maximumIdentities`.
+    var payloads: [PayloadKey: [DecodedFrame]] = [:]
 
     /// Empty `regions` passes every beacon frame.
     public init(regions: [BeaconRegion]) {
@@ -65,7 +68,9 @@ public struct SightingPipeline: Sendable {
         for frame in frames {
             if case .eddystoneTLM(let telemetry) = frame {
                 // TLM names no beacon: it belongs to the identity its device advertised last.
-                guard let identity = identity(for: report.address, at: time), let id = beaconID(identity) else {
+                guard let identity = identity(for: Self.addressKey(report.address), at: time),
+                    let id = beaconID(identity)
+                else {
                     counters.telemetryWithoutIdentity += 1
                     continue
                 }
@@ -80,7 +85,7 @@ public struct SightingPipeline: Sendable {
                 counters.outsideRegions += 1
                 continue
             }
-            remember(frame, for: report.address, at: time)
+            remember(frame, for: Self.addressKey(report.address), at: time)
             var extras: SightingExtras?
             if case .eddystoneURL(let url) = frame { extras = SightingExtras(url: url.url) }
             sightings.append(
@@ -93,14 +98,33 @@ public struct SightingPipeline: Sendable {
     }
 
     private mutating func address(_ report: AdvertisingReport) -> String {
-        if let known = addressStrings[report.address] { return known }
-        if addressStrings.count >= maximumIdentities { addressStrings.removeAll(keepingCapacity: true) }
-        let text = report.addressString.lowercased()
-        addressStrings[report.address] = text
-        return text
+        report.address.count == 6 ? addressString(Self.addressKey(report.address)) : report.addressString.lowercased()
     }
 
-    private mutating func beaconID(_ frame: BeaconFrame) -> String? {
+    /// The address as `aa:bb:cc:dd:ee:ff` from its key, memoised.
+    mutating func addressString(_ key: UInt64) -> String {
+        if let known = addressStrings[key] { return known }
+        if addressStrings.count >= maximumIdentities { addressStrings.removeAll(keepingCapacity: true) }
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(17)
+        for index in (0..<6).reversed() {
+            let byte = Int((key >> (8 * UInt64(index))) & 0xFF)
+            text.append(digits[byte >> 4])
+            text.append(digits[byte & 0xF])
+            if index > 0 { text.append(UInt8(ascii: ":")) }
+        }
+        let string = String(decoding: text, as: UTF8.self)
+        addressStrings[key] = string
+        return string
+    }
+
+    /// A device address (display order, 6 bytes) as one number: the key of the per-device tables.
+    static func addressKey(_ address: [UInt8]) -> UInt64 {
+        address.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    mutating func beaconID(_ frame: BeaconFrame) -> String? {
         if let known = beaconIDs[frame] { return known }
         guard let id = frame.beaconID else { return nil }
         if beaconIDs.count >= maximumIdentities { beaconIDs.removeAll(keepingCapacity: true) }
@@ -108,12 +132,12 @@ public struct SightingPipeline: Sendable {
         return id
     }
 
-    private func identity(for address: [UInt8], at time: Double) -> BeaconFrame? {
+    private func identity(for address: UInt64, at time: Double) -> BeaconFrame? {
         guard let entry = identities[address], time - entry.seen <= identityLifetime else { return nil }
         return entry.frame
     }
 
-    private mutating func remember(_ frame: BeaconFrame, for address: [UInt8], at time: Double) {
+    mutating func remember(_ frame: BeaconFrame, for address: UInt64, at time: Double) {
         if identities.count >= maximumIdentities && identities[address] == nil {
             identities = identities.filter { time - $0.value.seen <= identityLifetime }
             if identities.count >= maximumIdentities { identities.removeAll(keepingCapacity: true) }

@@ -26,6 +26,9 @@ struct AgentBench: AsyncParsableCommand {
             """)
     var noise = 0
 
+    @Option(help: "The agent's scanner.sliceMs: the replay's slices (the live reader's pause), milliseconds.")
+    var sliceMs = 20.0
+
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("agent-bench-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -53,6 +56,7 @@ struct AgentBench: AsyncParsableCommand {
         site: bench
         mqtt: { host: 127.0.0.1, port: \(broker.port) }
         outbox: { path: \(directory.path)/outbox.db }
+        scanner: { sliceMs: \(sliceMs) }
         """.write(toFile: config, atomically: true, encoding: .utf8)
 
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -63,7 +67,7 @@ struct AgentBench: AsyncParsableCommand {
         print(
             "beacon-bench agent: \(rate) adverts/s"
                 + (noise > 0 ? " of 200 tags among \(noise) non-beacon adverts/s (a shop)" : " (8-payload mix)")
-                + " for \(seconds) s through mosquitto, acknowledged by a test hub")
+                + " for \(seconds) s through mosquitto, acknowledged by a test hub; slices of \(sliceMs) ms")
         let idle = try await sample(binary, ["run", "--no-scan", "--config", config], seconds: seconds)
         let busy = try await sample(
             binary, ["replay", capture, "--config", config, "--speed", "1", "--drain-timeout", "10"],

@@ -13,7 +13,7 @@ struct BeaconBenchCommand: AsyncParsableCommand {
         abstract: "BeaconTracker benchmarks: print figures with a same-run baseline.",
         subcommands: [
             MQTTBench.self, DecodeBench.self, BatchDecodeBench.self, AgentBench.self, EngineBench.self, HubBench.self,
-            StoreBench.self, SitesBench.self,
+            StoreBench.self, SitesBench.self, InstructionsBench.self,
         ],
         defaultSubcommand: MQTTBench.self
     )

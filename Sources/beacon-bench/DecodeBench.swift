@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeaconDecoding
+import BeaconModel
 import Foundation
 
 /// A realistic mix of HCI advertising report events: beacons of every kind, phones, and some malformed input.
@@ -123,12 +124,53 @@ struct DecodeBench: ParsableCommand {
             }
             return sightings
         }
+        // The agent's path: reports walked in the event's bytes, payloads seen before looked up.
+        var eventPipeline = SightingPipeline(regions: [region])
+        var sightings: [Sighting] = []
+        sightings.reserveCapacity(input.count)
+        let eventPath = measure(input) { event in
+            sightings.removeAll(keepingCapacity: true)
+            _ = eventPipeline.process(event: event, at: 0, into: &sightings)
+            return sightings.count
+        }
+        // A shop's phones and headphones alone, and its tags alone, through the agent's path.
+        let shop = ShopMix.events(beacons: 1_000, noise: 5_000, seconds: max(1, events / 6_000)).map(\.event)
+        var noise: [[UInt8]] = []
+        var beacons: [[UInt8]] = []
+        for event in shop {
+            let reports = (try? HCIEventParser.advertisingReports(inEvent: event)) ?? nil
+            if reports?.allSatisfy({ BeaconDecoder.screen($0.data) != .candidate }) ?? false {
+                noise.append(event)
+            } else {
+                beacons.append(event)
+            }
+        }
+        var shopPipeline = SightingPipeline(regions: [])
+        let rejected = measure(noise) { event in
+            sightings.removeAll(keepingCapacity: true)
+            _ = shopPipeline.process(event: event, at: 0, into: &sightings)
+            return sightings.count
+        }
+        let tags = measure(beacons) { event in
+            sightings.removeAll(keepingCapacity: true)
+            _ = shopPipeline.process(event: event, at: 0, into: &sightings)
+            return sightings.count
+        }
         print("beacon-bench decode: \(events) events, \(AdvertisementMix.payloads.count)-payload mix, one core")
         print(String(format: "framing only (baseline):            %10.0f adverts/s", framing))
         print(
             String(
-                format: "decode + region filter + sighting:  %10.0f adverts/s | ratio to baseline %.2f", full,
-                full / framing))
+                format: "decode + region filter + sighting:  %10.0f adverts/s | ratio to baseline %.2f (reports)",
+                full, full / framing))
+        print(
+            String(
+                format: "the same, the agent's event path:   %10.0f adverts/s | ratio to baseline %.2f", eventPath,
+                eventPath / framing))
+        print(
+            String(
+                format: "shop mix, event path: a phone's advert turned away in %.0f ns (%d adverts); a tag's "
+                    + "advert to a sighting in %.0f ns (%d adverts)", 1e9 / rejected, noise.count, 1e9 / tags,
+                beacons.count))
     }
 
     func measure(_ input: [[UInt8]], _ body: ([UInt8]) -> Int) -> Double {

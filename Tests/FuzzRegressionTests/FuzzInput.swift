@@ -33,12 +33,33 @@ enum FuzzInput {
         }
     }
 
+    /// The report path, and the agent's event path (`SightingPipeline.process(event:at:into:)`, which walks the
+    /// event's bytes in place), which must agree on any input: a difference stops the fuzzer like a crash.
     static func decodeEvent(_ event: [UInt8]) {
-        guard let reports = try? HCIEventParser.advertisingReports(inEvent: event) else { return }
+        var byEvents = SightingPipeline(regions: [])
+        var sightings: [Sighting] = []
+        let outcome = byEvents.process(event: event, at: 0, into: &sightings)
+        let reports: [AdvertisingReport]?
+        do {
+            reports = try HCIEventParser.advertisingReports(inEvent: event)
+        } catch {
+            precondition(outcome == .malformed, "event path: \(outcome) for a malformed event")
+            return
+        }
+        guard let reports else {
+            precondition(outcome == .notAdvertising, "event path: \(outcome) for another event")
+            return
+        }
+        precondition(outcome == .reports(reports.count), "event path: \(outcome) for \(reports.count) reports")
+        var byReports = SightingPipeline(regions: [])
+        var expected: [Sighting] = []
         for report in reports {
             _ = report.addressString
             _ = try? BeaconDecoder.decode(report.data)
+            expected += byReports.process(report, at: 0)
         }
+        precondition(sightings == expected, "event path: other sightings than the report path")
+        precondition(byEvents.counters == byReports.counters, "event path: other counters than the report path")
     }
 
     /// Valid inputs of every kind, to start the fuzzer from (scripts/fuzz.sh writes them to the corpus when it is
