@@ -12,7 +12,6 @@ actor SightingIntake {
     private var reportsSinceStatus = 0
     /// HCI events whose lengths did not add up (skipped whole).
     private(set) var malformedEvents = 0
-    private var sightings: [Sighting] = []
     /// Signalled when a batch opens: the agent's tick sleeps until then, and then until the batch's deadline.
     nonisolated let batchOpened = Wakeup()
     private var statisticsTaken = Date().timeIntervalSince1970
@@ -30,15 +29,17 @@ actor SightingIntake {
     /// A slice of HCI events with their read times, in one hop onto this actor (not one per advertisement); their
     /// reports are walked in place.
     func ingest(_ events: [TimedHCIEvent], now: Double) async {
+        // The slice's own buffer: storing a batch suspends this actor, and nothing shared may change meanwhile.
+        var sightings: [Sighting] = []
+        sightings.reserveCapacity(min(events.count, 256))
         for timed in events {
             switch pipeline.process(event: timed.event, at: timed.time, into: &sightings) {
             case .reports(let count): reportsSinceStatus += count
             case .malformed: malformedEvents += 1
             case .notAdvertising: break
             }
-            for sighting in sightings { await add(sighting, now: now) }
-            sightings.removeAll(keepingCapacity: true)
         }
+        for sighting in sightings { await add(sighting, now: now) }
         await tick(now: now)
     }
 
