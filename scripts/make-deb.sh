@@ -38,8 +38,16 @@ shlib_depends() {
   work=$(mktemp -d)
   mkdir -p "$work/debian"
   printf 'Source: beacontracker\n\nPackage: beacontracker\nArchitecture: any\n' >"$work/debian/control"
-  (cd "$work" && dpkg-shlibdeps -O "$(realpath -m "$OLDPWD/$1")" 2>/dev/null) | sed -n 's/^shlibs:Depends=//p'
+  local depends
+  depends=$(cd "$work" && dpkg-shlibdeps -O "$(realpath -m "$OLDPWD/$1")" 2>"$work/errors" | sed -n 's/^shlibs:Depends=//p')
+  if [ -z "$depends" ]; then
+    cat "$work/errors" >&2
+    echo "make-deb: dpkg-shlibdeps found no dependencies of $1 (above: what it said)" >&2
+    rm -rf "$work"
+    exit 1
+  fi
   rm -rf "$work"
+  echo "$depends"
 }
 
 # Licences: ours, the Swift runtime's, and every Swift package the build resolved (their texts, as they ship them).

@@ -43,9 +43,7 @@ public struct BTSnoopCapture: Sendable {
                 truncated = true
                 break
             }
-            let included = Int(bytes[(offset + 4)..<(offset + 8)].bigEndian(UInt32.self))
-            let flags: UInt32 = bytes[(offset + 8)..<(offset + 12)].bigEndian()
-            let microseconds = Int64(bitPattern: bytes[(offset + 16)..<(offset + 24)].bigEndian(UInt64.self))
+            let (included, flags, microseconds) = Self.recordHeader(bytes, at: offset)
             guard offset + 24 + included <= bytes.count else {
                 truncated = true
                 break
@@ -82,6 +80,15 @@ public struct BTSnoopCapture: Sendable {
             throw DecodeError("btsnoop datalink \(rawDatalink) is not supported (1002 H4 or 2001 monitor)")
         }
         return datalink
+    }
+
+    /// A record's 24-byte header at `offset` (checked by the caller): included length, flags, timestamp.
+    static func recordHeader(_ bytes: [UInt8], at offset: Int) -> (included: Int, flags: UInt32, microseconds: Int64) {
+        (
+            Int(bytes[(offset + 4)..<(offset + 8)].bigEndian(UInt32.self)),
+            bytes[(offset + 8)..<(offset + 12)].bigEndian(),
+            Int64(bitPattern: bytes[(offset + 16)..<(offset + 24)].bigEndian(UInt64.self))
+        )
     }
 
     /// A record's HCI event without the H4 type byte, or nil for any other record.

@@ -59,9 +59,7 @@ public final class BTSnoopFileReader {
                 truncatedTail = buffer.count > position
                 return nil
             }
-            let included = Int(buffer[(position + 4)..<(position + 8)].bigEndian(UInt32.self))
-            let flags: UInt32 = buffer[(position + 8)..<(position + 12)].bigEndian()
-            let microseconds = Int64(bitPattern: buffer[(position + 16)..<(position + 24)].bigEndian(UInt64.self))
+            let (included, flags, microseconds) = BTSnoopCapture.recordHeader(buffer, at: position)
             // A length past the end of the file is a capture cut short, not a reason to read gigabytes. (HCI events
             // are at most 258 bytes, so the file's size is asked only for a record longer than the buffer.)
             guard included <= chunk || bufferStart + position + 24 + included <= fileSize() else {

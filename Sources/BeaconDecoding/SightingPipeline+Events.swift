@@ -97,18 +97,20 @@ extension SightingPipeline {
         let frames: [DecodedFrame]
         if let known = payloads[PayloadKey(borrowing: data)] {
             frames = known
-        } else if let decoded = decodedFrames(Array(data)) {
-            if payloads.count >= maximumIdentities { payloads.removeAll(keepingCapacity: true) }
-            payloads[PayloadKey(owning: Array(data))] = decoded
-            frames = decoded
         } else {
-            // Telemetry or broken framing: the report path, with its own counting.
-            let materialised = AdvertisingReport(
-                eventType: report.eventType, extended: extended, addressType: report.addressType,
-                address: (0..<6).map { UInt8((address >> (8 * UInt64(5 - $0))) & 0xFF) }, rssi: rssi,
-                txPower: report.txPower.flatMap { $0 == 127 ? nil : Int($0) }, data: Array(data))
-            sightings += process(materialised, at: time)
-            return
+            let bytes = Array(data)
+            guard let decoded = decodedFrames(bytes) else {
+                // Telemetry or broken framing: the report path, with its own counting.
+                let materialised = AdvertisingReport(
+                    eventType: report.eventType, extended: extended, addressType: report.addressType,
+                    address: (0..<6).map { UInt8((address >> (8 * UInt64(5 - $0))) & 0xFF) }, rssi: rssi,
+                    txPower: report.txPower.flatMap { $0 == 127 ? nil : Int($0) }, data: bytes)
+                sightings += process(materialised, at: time)
+                return
+            }
+            if payloads.count >= maximumIdentities { payloads.removeAll(keepingCapacity: true) }
+            payloads[PayloadKey(owning: bytes)] = decoded
+            frames = decoded
         }
         counters.reports += 1
         guard !frames.isEmpty else {

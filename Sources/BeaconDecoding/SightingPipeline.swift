@@ -105,19 +105,20 @@ public struct SightingPipeline: Sendable {
     mutating func addressString(_ key: UInt64) -> String {
         if let known = addressStrings[key] { return known }
         if addressStrings.count >= maximumIdentities { addressStrings.removeAll(keepingCapacity: true) }
-        let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(17)
         for index in (0..<6).reversed() {
             let byte = Int((key >> (8 * UInt64(index))) & 0xFF)
-            text.append(digits[byte >> 4])
-            text.append(digits[byte & 0xF])
+            text.append(Self.hexDigits[byte >> 4])
+            text.append(Self.hexDigits[byte & 0xF])
             if index > 0 { text.append(UInt8(ascii: ":")) }
         }
         let string = String(decoding: text, as: UTF8.self)
         addressStrings[key] = string
         return string
     }
+
+    static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// A device address (display order, 6 bytes) as one number: the key of the per-device tables.
     static func addressKey(_ address: [UInt8]) -> UInt64 {
