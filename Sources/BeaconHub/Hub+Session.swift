@@ -68,10 +68,20 @@ extension Hub {
                 // states (so tags still in their zone get no second enter). Then ingest.
                 await restore()
                 core.withLock { $0.startPublishing() }
-                for subscription in subscriptions {
-                    group.addTask { [self] in
-                        for await message in subscription { receive(message) }
+                // Each subscription's reader decodes; one task applies, in order, beside them (InputQueue).
+                let inputs = InputQueue<(HubInput, Double)>(capacity: 64)
+                group.addTask { [self, subscriptions] in
+                    await withTaskGroup(of: Void.self) { readers in
+                        for subscription in subscriptions {
+                            readers.addTask { [self] in
+                                for await message in subscription { await inputs.send(decode(message)) }
+                            }
+                        }
                     }
+                    inputs.finish()
+                }
+                group.addTask { [self] in
+                    while let (input, now) = await inputs.next() { apply(input, at: now) }
                 }
                 for (filter, subscription) in zip(filters, subscriptions) {
                     // Granted (SUBACK) before "online" is said, so that "online" means ingesting.
@@ -145,6 +155,12 @@ extension Hub {
         }
 
         func receive(_ message: MQTTMessage) {
+            let (input, now) = decode(message)
+            apply(input, at: now)
+        }
+
+        /// Decodes a message, off the core's lock, with its time of arrival.
+        func decode(_ message: MQTTMessage) -> (HubInput, Double) {
             let now = Date().timeIntervalSince1970
             let input = HubInput.decode(message, topics: topics, foreign: hub.foreign, receivedAt: now)
             if case .rejected(let code, let why, let gateway) = input {
@@ -155,6 +171,10 @@ extension Hub {
                         "gateway": "\(gateway?.rawValue ?? "")",
                     ])
             }
+            return (input, now)
+        }
+
+        func apply(_ input: HubInput, at now: Double) {
             let started = ContinuousClock.now
             core.withLock { core in
                 core.apply(input, at: now)

@@ -139,11 +139,25 @@ public struct ZoneEngine: Sendable {
         }
         newest = max(newest, sighting.t)
         counters.applied += 1
-        let resetAfter = staleFor(tracks[index]) * 2
+        // In place: a copy of the track out of the array and back costs a retain and release of each of its buffers
+        // per sighting: a third of the engine's ingest time (perf, `beacon-bench hub`).
+        let newlyDirty = Self.apply(
+            sighting, gateway: Int32(gateway), to: &tracks[index],
+            resetAfter: max(settings.staleSeconds, 3 * tracks[index].interval) * 2, settings: settings,
+            noZone: model.noZone)
+        if newlyDirty { dirty.append(index) }
+        markTouched(index)
+        return .applied
+    }
+
+    /// One sighting's changes to its tag's track; true when the track became dirty (needs an update at the next tick).
+    static func apply(
+        _ sighting: SightingLine, gateway: Int32, to track: inout TagTrack, resetAfter: Double,
+        settings: InferenceSettings, noZone: Int
+    ) -> Bool {
         let robust = settings.method == .hmm
-        let tracksPosition = settings.method == .position
         var linkGap: Double?
-        tracks[index].withReading(gateway: Int32(gateway)) { reading in
+        track.withReading(gateway: gateway) { reading in
             if var filter = reading {
                 linkGap = sighting.t - filter.lastSeen
                 filter.add(
@@ -151,15 +165,13 @@ public struct ZoneEngine: Sendable {
                     robust: robust)
                 reading = filter
             } else {
-                reading = RSSIFilter(gateway: Int32(gateway), rssi: Double(sighting.rssi), at: sighting.t)
+                reading = RSSIFilter(gateway: gateway, rssi: Double(sighting.rssi), at: sighting.t)
             }
         }
-        if tracksPosition {
-            if let linkGap { tracks[index].noteGap(linkGap) }
-            tracks[index].pending.append(
-                PendingReading(gateway: Int32(gateway), rssi: Int16(clamping: sighting.rssi)))
+        if settings.method == .position {
+            if let linkGap { track.noteGap(linkGap) }
+            track.pending.append(PendingReading(gateway: gateway, rssi: Int16(clamping: sighting.rssi)))
         }
-        var track = tracks[index]
         if let txPower = sighting.txPower { track.txPower = Double(txPower) }
         let gap = sighting.t - track.lastAdvertisement
         if gap > 0.05 {
@@ -169,18 +181,14 @@ public struct ZoneEngine: Sendable {
             track.lastAdvertisement = sighting.t
         }
         track.lastHeard = max(track.lastHeard, sighting.t)
-        if !track.everHeard && track.state == model.noZone {
+        if !track.everHeard && track.state == noZone {
             // Known from now on, and outside every zone until a zone is decided.
             track.since = sighting.t
         }
         track.everHeard = true
-        if !track.dirty {
-            track.dirty = true
-            dirty.append(index)
-        }
-        tracks[index] = track
-        markTouched(index)
-        return .applied
+        guard !track.dirty else { return false }
+        track.dirty = true
+        return true
     }
 
     /// The usual way in: moves the clock to the sighting's time (taking the decisions due before it), then applies it.
