@@ -556,7 +556,8 @@ public struct HubCore: Sendable {
 
     mutating func queue(_ value: some Encodable, to topic: String, retain: Bool) {
         // Our own types always encode; a failure here is a programming error worth a crash in tests only.
-        guard let payload = try? ContractCoding.encode(value) else {
+        // Tag states are most of what a loaded hub publishes: written directly, as Foundation would (TagState+FastEncoding).
+        guard let payload = (value as? TagState)?.fastEncoded() ?? (try? ContractCoding.encode(value)) else {
             assertionFailure("cannot encode \(type(of: value))")
             return
         }

@@ -347,10 +347,10 @@ struct SplitMix64: RandomNumberGenerator {
 }
 
 extension RandomNumberGenerator {
-    fileprivate mutating func chance(_ probability: Double) -> Bool {
+    mutating func chance(_ probability: Double) -> Bool {
         Double.random(in: 0..<1, using: &self) < probability
     }
-    fileprivate mutating func pick<T>(_ choices: [T]) -> T { choices.randomElement(using: &self)! }
+    mutating func pick<T>(_ choices: [T]) -> T { choices.randomElement(using: &self)! }
 }
 
 /// Random batches that reach every corner of the payload.
