@@ -17,6 +17,8 @@ public final class StoreDatabase: Sendable {
 
     public let path: String
     let queue: DatabaseQueue
+    /// The level every transaction commits at, unless `writeWithoutWaitingForDisk` says otherwise.
+    let durability: Durability
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     ///
@@ -24,6 +26,7 @@ public final class StoreDatabase: Sendable {
     /// than altered.
     public init(path: String, durability: Durability = .normal, schema: StoreSchema) throws(StoreError) {
         if let problem = Self.locationProblem(path) { throw problem }
+        self.durability = durability
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
@@ -61,6 +64,7 @@ public final class StoreDatabase: Sendable {
     /// Opens an existing database read-only, for queries beside a running writer. Its schema must be one this
     /// build knows (older ones are read as they are only if no migration is missing).
     public init(readingFrom path: String, schema: StoreSchema) throws(StoreError) {
+        durability = .normal
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(5)
@@ -94,6 +98,28 @@ public final class StoreDatabase: Sendable {
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await queue.write(work)
+        } catch let error as DatabaseError {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// Runs `work` in a write transaction committed at synchronous=NORMAL whatever the database's durability: the
+    /// commit does not wait for the disk, and a power cut may undo it (never a kill; and the next commit at FULL makes
+    /// it durable with its own, as the WAL is synced in order). For changes whose loss is harmless: the outbox's
+    /// deletes of acknowledged batches (one lost is sent again, and the hub drops the duplicate).
+    func writeWithoutWaitingForDisk<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard durability == .full else { return try await write(work) }
+        do {
+            return try await queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                var result: T?
+                try db.inTransaction {
+                    result = try work(db)
+                    return .commit
+                }
+                return result!
+            }
         } catch let error as DatabaseError {
             throw StoreError(error, path: path)
         }

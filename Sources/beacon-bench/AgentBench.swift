@@ -29,6 +29,12 @@ struct AgentBench: AsyncParsableCommand {
     @Option(help: "The agent's scanner.sliceMs: the replay's slices (the live reader's pause), milliseconds.")
     var sliceMs = 20.0
 
+    @Option(help: "The agent's batch.maxSightings (default: the agent's own).")
+    var maxSightings: Int?
+
+    @Option(help: "The agent's batch.maxDelaySeconds (default: the agent's own).")
+    var maxDelay: Double?
+
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("agent-bench-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -57,6 +63,7 @@ struct AgentBench: AsyncParsableCommand {
         mqtt: { host: 127.0.0.1, port: \(broker.port) }
         outbox: { path: \(directory.path)/outbox.db }
         scanner: { sliceMs: \(sliceMs) }
+        \(batchSettings)
         """.write(toFile: config, atomically: true, encoding: .utf8)
 
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -67,7 +74,8 @@ struct AgentBench: AsyncParsableCommand {
         print(
             "beacon-bench agent: \(rate) adverts/s"
                 + (noise > 0 ? " of 200 tags among \(noise) non-beacon adverts/s (a shop)" : " (8-payload mix)")
-                + " for \(seconds) s through mosquitto, acknowledged by a test hub; slices of \(sliceMs) ms")
+                + " for \(seconds) s through mosquitto, acknowledged by a test hub each 0.5 s (as the hub does); "
+                + "slices of \(sliceMs) ms" + (batchSettings.isEmpty ? "" : "; \(batchSettings)"))
         let idle = try await sample(binary, ["run", "--no-scan", "--config", config], seconds: seconds)
         let busy = try await sample(
             binary, ["replay", capture, "--config", config, "--speed", "1", "--drain-timeout", "10"],
@@ -81,6 +89,13 @@ struct AgentBench: AsyncParsableCommand {
         print("sightings acknowledged: \(acknowledger.sightings) in \(acknowledger.batches) batches")
         await acknowledger.stop()
         await broker.stop()
+    }
+
+    /// The `batch:` section when an option sets it.
+    var batchSettings: String {
+        let keys = [maxSightings.map { "maxSightings: \($0)" }, maxDelay.map { "maxDelaySeconds: \($0)" }]
+        let set = keys.compactMap { $0 }
+        return set.isEmpty ? "" : "batch: { \(set.joined(separator: ", ")) }"
     }
 
     /// Runs the program for `seconds`, sampling /proc every 250 ms; CPU is averaged over the run after start-up.
@@ -109,41 +124,56 @@ struct AgentBench: AsyncParsableCommand {
     }
 }
 
-/// Acknowledges every batch (highest contiguous sequence per boot), as the hub will.
+/// Acknowledges every batch (highest contiguous sequence per boot) as the hub does: each gateway whose batches moved
+/// gets one retained acknowledgement per tick (the hub's `live.tickSeconds`, 0.5 s by default), not one per batch.
 final class Acknowledger: Sendable {
     let client: MQTTClient
-    private let state = Mutex((tracker: AcknowledgementTracker(), sightings: 0, batches: 0))
-    private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let state = Mutex(
+        (tracker: AcknowledgementTracker(), sightings: 0, batches: 0, due: Set<GatewayID>()))
+    private let tasks: Mutex<[Task<Void, Never>]> = Mutex([])
 
-    init(broker: MosquittoBroker) async throws {
+    init(broker: MosquittoBroker, tickSeconds: Double = 0.5) async throws {
         client = try MQTTClient(
             configuration: MQTTConfiguration(
                 host: broker.host, port: broker.port, clientID: "bench-hub", cleanSession: false))
         try await client.connect()
         let topics = Topics(site: "bench")
         let subscription = try await client.subscribe(to: topics.allSightings)
-        let task = Task { [weak self] in
-            for await message in subscription {
-                guard let self, let (gateway, ack) = acknowledgement(for: message),
-                    let payload = try? ContractCoding.encode(ack)
-                else { continue }
-                try? await client.publish(payload, to: topics.acknowledgement(gateway), retain: true)
+        let reader = Task { [weak self] in
+            for await message in subscription { self?.record(message) }
+        }
+        let ticker = Task { [weak self, client] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(tickSeconds))
+                guard let acks = self?.takeDue() else { return }
+                for ack in acks {
+                    guard let payload = try? ContractCoding.encode(ack) else { continue }
+                    try? await client.publish(payload, to: topics.acknowledgement(ack.gateway), retain: true)
+                }
             }
         }
-        self.task.withLock { $0 = task }
+        tasks.withLock { $0 = [reader, ticker] }
     }
 
-    /// Records a batch once; returns the acknowledgement to publish.
-    private func acknowledgement(for message: MQTTMessage) -> (GatewayID, Acknowledgement)? {
-        guard let batch = try? ContractCoding.decode(SightingBatch.self, from: message.payload) else { return nil }
-        let acks = state.withLock { state -> [Acknowledgement.Entry] in
+    /// Records a batch once.
+    private func record(_ message: MQTTMessage) {
+        guard let batch = try? ContractCoding.decode(SightingBatch.self, from: message.payload) else { return }
+        state.withLock { state in
             if state.tracker.record(boot: batch.boot, seq: batch.seq) {
                 state.sightings += batch.sightings.count
                 state.batches += 1
             }
-            return state.tracker.entries
+            state.due.insert(batch.gateway)
         }
-        return (batch.gateway, Acknowledgement(gateway: batch.gateway, t: Date().timeIntervalSince1970, acks: acks))
+    }
+
+    /// The acknowledgements due this tick.
+    private func takeDue() -> [Acknowledgement] {
+        state.withLock { state in
+            defer { state.due.removeAll() }
+            let now = Date().timeIntervalSince1970
+            return state.due.map { Acknowledgement(gateway: $0, t: now, acks: state.tracker.entries) }
+        }
     }
 
     var sightings: Int { state.withLock { $0.sightings } }
@@ -151,6 +181,6 @@ final class Acknowledger: Sendable {
 
     func stop() async {
         await client.shutdown()
-        task.withLock { $0?.cancel() }
+        for task in tasks.withLock({ $0 }) { task.cancel() }
     }
 }

@@ -1,6 +1,7 @@
-import BeaconStore
 import Foundation
 import Testing
+
+@testable import BeaconStore
 
 @Suite struct StoreDatabaseTests {
     let directory: URL
@@ -60,5 +61,32 @@ import Testing
             #expect(error.code == .cannotOpen)
             #expect(error.message.contains("/nonexistent-dir/hub.db"))
         }
+    }
+}
+
+/// The outbox's deletes commit without waiting for the disk; everything else on that connection still does.
+@Suite struct LazyCommitTests {
+    struct Refused: Error {}
+
+    @Test func aCommitThatDoesNotWaitForTheDiskLeavesTheConnectionAtFull() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var schema = StoreSchema()
+        schema.register("v1", sql: "CREATE TABLE t (id INTEGER PRIMARY KEY)")
+        let database = try StoreDatabase(
+            path: directory.appendingPathComponent("full.db").path, durability: .full, schema: schema)
+        try await database.execute("INSERT INTO t (id) VALUES (1), (2)")
+        try await database.writeWithoutWaitingForDisk { db in try db.execute(sql: "DELETE FROM t WHERE id = 1") }
+        #expect(try database.pragma("synchronous") == "2")
+        #expect(try await database.fetchInteger("SELECT COUNT(*) FROM t") == 1)
+        // A failing change is rolled back, and the level is restored all the same.
+        await #expect(throws: Refused.self) {
+            try await database.writeWithoutWaitingForDisk { db in
+                try db.execute(sql: "DELETE FROM t")
+                throw Refused()
+            }
+        }
+        #expect(try database.pragma("synchronous") == "2")
+        #expect(try await database.fetchInteger("SELECT COUNT(*) FROM t") == 1)
     }
 }
