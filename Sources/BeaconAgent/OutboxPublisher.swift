@@ -17,8 +17,14 @@ actor OutboxPublisher {
     let logger: Logger
     /// When each batch was last handed to the broker, by (boot, seq).
     private var sentAt: [BatchKey: Double] = [:]
-    private var inFlight = 0
+    /// The publishes awaiting their PUBACK, by when they were handed over: a slot whose PUBACK has not come within
+    /// `inFlightTimeout` is freed by the resend pass (the batch stays in the outbox and is sent again), so a lost
+    /// PUBACK cannot block publishing for good. Each send used to race its publish against a 30 s `Task.sleep`, whose
+    /// timer fired 30 s later all the same: ten wake-ups a second in a busy shop.
+    private var inFlight: [UInt64: Double] = [:]
+    private var nextPublish: UInt64 = 0
     let maximumInFlight = 32
+    let inFlightTimeout = 30.0
     private(set) var published = 0
     private(set) var resent = 0
     private(set) var rejectedAcknowledgements = 0
@@ -61,29 +67,37 @@ actor OutboxPublisher {
 
     /// Hands one batch to the client without waiting: the PUBACK only frees the in-flight slot.
     private func send(_ batch: Outbox.Batch, now: Double) {
-        guard inFlight < maximumInFlight else { return }
-        inFlight += 1
+        guard inFlight.count < maximumInFlight else { return }
+        nextPublish += 1
+        let publish = nextPublish
+        inFlight[publish] = now
         sentAt[BatchKey(boot: batch.boot, seq: batch.seq)] = now
         published += 1
         let client = self.client
         let topic = topics.sightings(gateway)
         Task {
             do {
-                try await client.publish(batch.payload, to: topic, qos: .atLeastOnce, timeout: .seconds(30))
+                try await client.publish(batch.payload, to: topic, qos: .atLeastOnce)
             } catch {
                 // Left in the outbox: the resend pass picks it up.
             }
-            self.sendFinished()
+            self.sendFinished(publish)
         }
     }
 
-    private func sendFinished() { inFlight -= 1 }
+    private func sendFinished(_ publish: UInt64) { inFlight[publish] = nil }
+
+    /// Frees the slots of publishes whose PUBACK is overdue (see `inFlight`).
+    private func expireInFlight(now: Double) {
+        guard inFlight.values.contains(where: { now - $0 > inFlightTimeout }) else { return }
+        inFlight = inFlight.filter { now - $0.value <= inFlightTimeout }
+    }
 
     /// Waits (at most `timeout`) until every batch handed to the client has its PUBACK or gave up: at a clean stop the
     /// goodbye status goes after the last batches, not beside them.
     func settle(timeout: Duration) async {
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        while inFlight > 0 && ContinuousClock.now < deadline {
+        while !inFlight.isEmpty && ContinuousClock.now < deadline {
             guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return }
         }
     }
@@ -121,6 +135,7 @@ actor OutboxPublisher {
     /// One pass: enforce the bounds, then resend what is due, at most `resendPerSecond × interval`.
     func resendPass(interval: Double) async {
         let now = Date().timeIntervalSince1970
+        expireInFlight(now: now)
         do {
             let dropped = try await outbox.enforceBounds(
                 maxBytes: settings.maxBytes, maxAge: settings.maxAgeHours * 3600, now: now)
