@@ -188,7 +188,9 @@ maintainer_scripts "$agent" beacon-agent beacon-agent /nonexistent /etc/beacontr
   "/var/lib/beacon-agent /var/lib/private/beacon-agent" \
   "install -d -m 0700 /var/lib/private && install -d -o beacon-agent -g beacon-agent -m 0700 /var/lib/private/beacon-agent
   [ -e /var/lib/beacon-agent ] || ln -s private/beacon-agent /var/lib/beacon-agent"
-control "$agent" beacon-agent "adduser, $(shlib_depends "$agent/usr/bin/beacon-agent")" \
+# Assigned first: a failure inside "$(...)" in an argument would not stop the script (set -e ignores it there).
+agent_depends=$(shlib_depends "$agent/usr/bin/beacon-agent")
+control "$agent" beacon-agent "adduser, $agent_depends" \
   "BeaconTracker gateway agent: BLE beacon scanning to MQTT
  Scans Bluetooth LE through BlueZ's HCI socket, decodes iBeacon, Eddystone and AltBeacon, filters by region and
  publishes batched sightings to an MQTT broker from a durable outbox. The systemd unit beacon-agent.service is
@@ -214,7 +216,8 @@ copyright "$hub" beacon-hub Apache-2.0 "beacon-hub is distributed under the Apac
 maintainer_scripts "$hub" beacon-hub beacon-hub /var/lib/beacontracker \
   "/etc/beacontracker/hub.yaml /etc/beacontracker/venues" /var/lib/beacontracker \
   "install -d -o beacon-hub -g beacon-hub -m 0750 /var/lib/beacontracker"
-control "$hub" beacon-hub "adduser, libjs-chart.js, $(shlib_depends "$hub/usr/bin/beacon-hub")" \
+hub_depends=$(shlib_depends "$hub/usr/bin/beacon-hub")
+control "$hub" beacon-hub "adduser, libjs-chart.js, $hub_depends" \
   "BeaconTracker hub: zones, enter/exit events and history from BLE sightings
  Fuses the gateways' sightings, infers the zone each tag is in, emits enter, exit and stayed events, keeps visits
  and dwell statistics in SQLite or PostgreSQL, and serves an HTTP API and a dashboard. The systemd unit

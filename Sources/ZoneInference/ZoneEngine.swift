@@ -142,9 +142,7 @@ public struct ZoneEngine: Sendable {
         // In place: a copy of the track out of the array and back costs a retain and release of each of its buffers
         // per sighting: a third of the engine's ingest time (perf, `beacon-bench hub`).
         let newlyDirty = Self.apply(
-            sighting, gateway: Int32(gateway), to: &tracks[index],
-            resetAfter: max(settings.staleSeconds, 3 * tracks[index].interval) * 2, settings: settings,
-            noZone: model.noZone)
+            sighting, gateway: Int32(gateway), to: &tracks[index], settings: settings, noZone: model.noZone)
         if newlyDirty { dirty.append(index) }
         markTouched(index)
         return .applied
@@ -152,9 +150,9 @@ public struct ZoneEngine: Sendable {
 
     /// One sighting's changes to its tag's track; true when the track became dirty (needs an update at the next tick).
     static func apply(
-        _ sighting: SightingLine, gateway: Int32, to track: inout TagTrack, resetAfter: Double,
-        settings: InferenceSettings, noZone: Int
+        _ sighting: SightingLine, gateway: Int32, to track: inout TagTrack, settings: InferenceSettings, noZone: Int
     ) -> Bool {
+        let resetAfter = staleSeconds(interval: track.interval, settings: settings) * 2
         let robust = settings.method == .hmm
         var linkGap: Double?
         track.withReading(gateway: gateway) { reading in
@@ -333,7 +331,11 @@ public struct ZoneEngine: Sendable {
         return index
     }
 
-    func staleFor(_ track: TagTrack) -> Double { max(settings.staleSeconds, 3 * track.interval) }
+    func staleFor(_ track: TagTrack) -> Double { Self.staleSeconds(interval: track.interval, settings: settings) }
+    /// How long a tag's readings stay current: `staleSeconds`, or three of its advertising intervals if longer.
+    static func staleSeconds(interval: Double, settings: InferenceSettings) -> Double {
+        max(settings.staleSeconds, 3 * interval)
+    }
     func absenceFor(_ track: TagTrack) -> Double { max(settings.absenceSeconds, 4 * track.interval) }
     func stayedFor(_ track: TagTrack) -> Double? {
         guard let region = track.region else { return settings.stayedSeconds }
