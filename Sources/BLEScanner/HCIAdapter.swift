@@ -50,18 +50,29 @@ public final class HCIAdapter: @unchecked Sendable {
         _ = cbt_set_scan_enable(descriptor, 0)
     }
 
-    /// One HCI packet (with its H4 type byte), an empty array on timeout.
-    func readPacket(into buffer: inout [UInt8], timeoutMilliseconds: Int32) throws(HCIError) -> Int {
+    /// One HCI packet (with its H4 type byte) read into `buffer`: its length (0 on timeout) and when the kernel
+    /// received it (nil when the socket gave no timestamp).
+    func readPacket(
+        into buffer: inout [UInt8], timeoutMilliseconds: Int32
+    ) throws(HCIError) -> (count: Int, received: Double?) {
         var error: Int32 = 0
+        var received = 0.0
         let count = buffer.withUnsafeMutableBufferPointer { pointer in
-            cbt_read_packet(descriptor, pointer.baseAddress, Int32(pointer.count), timeoutMilliseconds, &error)
+            cbt_read_packet(
+                descriptor, pointer.baseAddress, Int32(pointer.count), timeoutMilliseconds, &received, &error)
         }
         guard count >= 0 else { throw HCIError.fromErrno(error, adapter: name) }
-        return Int(count)
+        return (Int(count), received > 0 ? received : nil)
     }
 
     private func check(_ rc: Int32) throws(HCIError) {
         guard rc == 0 else { throw HCIError.fromErrno(rc, adapter: name) }
+    }
+
+    /// The kernel's receive time in a `recvmsg` control buffer (what `readPacket` reads), nil when it holds none.
+    public static func receiveTime(inControl control: [UInt8]) -> Double? {
+        let time = control.withUnsafeBytes { cbt_control_timestamp($0.baseAddress, $0.count) }
+        return time > 0 ? time : nil
     }
 
     static func units(_ milliseconds: Double) -> UInt16 {

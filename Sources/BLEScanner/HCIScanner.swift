@@ -21,14 +21,15 @@ public final class HCIScanner: Sendable {
         public var restartAfterSilence: Duration
         /// After taking what the socket holds, the reader waits this long before it reads again, so that the events
         /// of a busy place arrive in slices (the kernel queues them) instead of waking the reader and the agent once
-        /// per advertisement. Scan times are those of the reads: within this of the truth.
-        public var readPause: Duration = .milliseconds(20)
+        /// per advertisement. Scan times are the kernel's receive times (`HCI_TIME_STAMP`), so the pause costs no
+        /// timing accuracy; a packet without one gets the time of its read, within this of the truth.
+        public var readPause: Duration = .milliseconds(50)
 
         public init(
             adapter: String = "hci0", active: Bool = false, intervalMilliseconds: Double = 100,
             windowMilliseconds: Double = 100, retryMinimum: Duration = .seconds(1),
             retryMaximum: Duration = .seconds(30),
-            restartAfterSilence: Duration = .seconds(60), readPause: Duration = .milliseconds(20)
+            restartAfterSilence: Duration = .seconds(60), readPause: Duration = .milliseconds(50)
         ) {
             self.adapter = adapter
             self.active = active
@@ -67,8 +68,17 @@ public final class HCIScanner: Sendable {
     public let events: AsyncStream<Event>
     private let dropped = Mutex(0)
 
-    public init(settings: Settings, bufferSize: Int = 1_000) {
+    /// Takes each slice of events on the reader's thread instead of `events`, when set.
+    private let onEvents: (@Sendable ([TimedHCIEvent]) -> Void)?
+
+    /// With `onEvents`, each read slice is handed to it on the reader's own thread (it must not block for long: the
+    /// socket fills meanwhile), and `events` carries only the scanner's state changes. A slice then costs the reader's
+    /// one wake-up instead of also waking a task to take it from the stream.
+    public init(
+        settings: Settings, bufferSize: Int = 1_000, onEvents: (@Sendable ([TimedHCIEvent]) -> Void)? = nil
+    ) {
         self.settings = settings
+        self.onEvents = onEvents
         (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingOldest(bufferSize))
     }
 
@@ -110,6 +120,10 @@ public final class HCIScanner: Sendable {
     private var isRunning: Bool { running.withLock { $0 } }
 
     private func emit(_ event: Event) {
+        if let onEvents, case .events(let events) = event {
+            onEvents(events)
+            return
+        }
         guard case .dropped = continuation.yield(event) else { return }
         let lost = if case .events(let events) = event { events.reduce(0) { $0 + $1.declaredReports } } else { 0 }
         dropped.withLock { $0 += lost }
@@ -143,7 +157,7 @@ public final class HCIScanner: Sendable {
         let pauseMicroseconds = UInt32(max(0, settings.readPause.milliseconds * 1000))
         var slice: [TimedHCIEvent] = []
         while isRunning {
-            var count = try adapter.readPacket(into: &buffer, timeoutMilliseconds: 250)
+            var (count, received) = try adapter.readPacket(into: &buffer, timeoutMilliseconds: 250)
             if count == 0 {
                 if ContinuousClock.now - lastReport > settings.restartAfterSilence {
                     try adapter.startScanning(
@@ -155,11 +169,13 @@ public final class HCIScanner: Sendable {
                 continue
             }
             var packets = 0
+            // Packets the kernel did not stamp get the time of this read: within a slice of the truth.
+            let readTime = Date().timeIntervalSince1970
             while count > 0 {
-                try take(buffer, count: count, adapter: adapter, into: &slice)
+                try take(buffer, count: count, time: received ?? readTime, adapter: adapter, into: &slice)
                 packets += 1
                 guard packets < Self.packetsPerSlice else { break }
-                count = try adapter.readPacket(into: &buffer, timeoutMilliseconds: 0)
+                (count, received) = try adapter.readPacket(into: &buffer, timeoutMilliseconds: 0)
             }
             if !slice.isEmpty {
                 emit(.events(slice))
@@ -170,9 +186,9 @@ public final class HCIScanner: Sendable {
         }
     }
 
-    /// One packet's LE meta event, stamped with the time of the read; other events are not for the agent.
+    /// One packet's LE meta event with its receive time; other events are not for the agent.
     private func take(
-        _ buffer: [UInt8], count: Int, adapter: HCIAdapter, into slice: inout [TimedHCIEvent]
+        _ buffer: [UInt8], count: Int, time: Double, adapter: HCIAdapter, into slice: inout [TimedHCIEvent]
     ) throws(HCIError) {
         // H4 type 0x04 = event; the socket filter lets nothing else through, the check keeps bad input out.
         guard buffer[0] == 0x04, count >= 3 else { return }
@@ -180,7 +196,7 @@ public final class HCIScanner: Sendable {
             throw HCIError(.other, "adapter \(adapter.name) reported a hardware error; reopening it")
         }
         guard buffer[1] == 0x3E else { return }
-        slice.append(TimedHCIEvent(event: Array(buffer[1..<count]), time: Date().timeIntervalSince1970))
+        slice.append(TimedHCIEvent(event: Array(buffer[1..<count]), time: time))
     }
 }
 

@@ -51,6 +51,10 @@ public enum HCITestSeam {
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends) == 0 else {
             throw HCIError.fromErrno(errno, adapter: "test socket pair")
         }
+        // Stamped when written, as the HCI socket stamps packets when the kernel receives them (a unix socket stamps
+        // at send only when the receiving end already asked for timestamps; the shim asks again when it opens it).
+        var one: Int32 = 1
+        setsockopt(ends[0], SOL_SOCKET, SO_TIMESTAMP, &one, socklen_t(MemoryLayout<Int32>.size))
         cbt_inject_descriptor(ends[0])
         return Pipe(readEnd: ends[0], writeEnd: ends[1])
     }

@@ -49,6 +49,11 @@ public final class Agent: Service, Sendable {
         case .capture: adapterState = Mutex("replay")
         case .stream: adapterState = Mutex("simulated")
         }
+        publisher = OutboxPublisher(
+            gateway: configuration.gateway, boot: boot, topics: topics, client: client, outbox: outbox,
+            settings: configuration.outbox, logger: logger)
+        let intake = SightingIntake(regions: configuration.regions, batch: configuration.batch)
+        self.intake = intake
         if case .scanner = source {
             let settings = configuration.scanner
             scanner = HCIScanner(
@@ -56,16 +61,12 @@ public final class Agent: Service, Sendable {
                     adapter: settings.adapter, active: settings.active, intervalMilliseconds: settings.intervalMs,
                     windowMilliseconds: settings.windowMs,
                     restartAfterSilence: .milliseconds(Int(settings.restartAfterSilenceSeconds * 1000)),
-                    readPause: .microseconds(Int(settings.sliceMs * 1000))))
+                    readPause: .microseconds(Int(settings.sliceMs * 1000))),
+                // Each slice goes into the pipeline on the reader's own thread: one wake-up per slice.
+                onEvents: { events in intake.ingest(events, now: Date().timeIntervalSince1970) })
         } else {
             scanner = nil
         }
-        publisher = OutboxPublisher(
-            gateway: configuration.gateway, boot: boot, topics: topics, client: client, outbox: outbox,
-            settings: configuration.outbox, logger: logger)
-        intake = SightingIntake(
-            regions: configuration.regions, batch: configuration.batch, publisher: publisher,
-            clockSynced: { SystemClock.isSynchronized() })
     }
 
     public func run() async throws {
@@ -73,6 +74,11 @@ public final class Agent: Service, Sendable {
         let events = client.connectionEvents()
         client.start()
         let (stop, stopNow) = AsyncStream<Void>.makeStream()
+        // Not in the group: cancelling the group at shutdown must not cut a store short. It ends after `finish()`,
+        // once every closed batch is in the outbox.
+        let storing = Task { [self] in await storeClosedBatches() }
+        // Also outside, so that shutdown can wait for it to stop delivering before the intake is finished.
+        let reading = Task { [self] in await runSource() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
                 for await event in events where event.isConnected {
@@ -107,17 +113,17 @@ public final class Agent: Service, Sendable {
                 // batch itself): sleeps until the open batch's deadline, or until a batch opens. Nothing wakes the
                 // agent while no batch is open.
                 while !Task.isCancelled {
-                    guard let deadline = await intake.deadline else {
+                    guard let deadline = intake.deadline else {
                         await intake.batchOpened.wait()
                         continue
                     }
                     let wait = max(0.001, deadline - Date().timeIntervalSince1970)
                     guard (try? await Task.sleep(for: .microseconds(Int(wait * 1_000_000)))) != nil else { break }
-                    await intake.tick(now: Date().timeIntervalSince1970)
+                    intake.tick(now: Date().timeIntervalSince1970)
                 }
             }
             group.addTask { [self] in
-                await runSource()
+                await reading.value
                 if let stopWhenDrained {
                     await waitUntilDrained(timeout: stopWhenDrained)
                     stopNow.yield()
@@ -130,8 +136,11 @@ public final class Agent: Service, Sendable {
             }
             // Stop scanning (the controller is told to stop), keep what was scanned, say goodbye, disconnect.
             await scanner?.stop()
+            reading.cancel()
+            await reading.value
             group.cancelAll()
-            await intake.flush()
+            intake.finish()
+            await storing.value
             if client.isConnected {
                 await publisher.resendPass(interval: 1)
                 // The hub does not take a batch that arrives after the goodbye for a sign of life, but the goodbye
@@ -145,6 +154,21 @@ public final class Agent: Service, Sendable {
         logger.info("agent stopped", metadata: ["gateway": "\(configuration.gateway)"])
     }
 
+    /// Stores the batches the intake closes, in order, until the intake is finished and nothing waits.
+    private func storeClosedBatches() async {
+        while true {
+            let (batches, finished) = intake.takeWaiting()
+            for batch in batches {
+                await publisher.store(batch, clockSynced: SystemClock.isSynchronized())
+                intake.stored(1)
+            }
+            if batches.isEmpty {
+                if finished { return }
+                await intake.batchReady.wait()
+            }
+        }
+    }
+
     private func runSource() async {
         if case .scanner = source {
             await runScanner()
@@ -152,7 +176,7 @@ public final class Agent: Service, Sendable {
         }
         if case .stream(let reports) = source {
             for await timed in reports {
-                await intake.ingest([timed], now: Date().timeIntervalSince1970)
+                intake.ingest([timed], now: Date().timeIntervalSince1970)
             }
             return
         }
@@ -160,16 +184,17 @@ public final class Agent: Service, Sendable {
         do {
             let capture = try AdvertisementSource.openCapture(path)
             let slice = Duration.microseconds(Int(configuration.scanner.sliceMs * 1000))
+            let intake = self.intake
             try await AdvertisementSource.replay(capture, speed: speed, keepTimes: keepTimes, slice: slice) { slice in
-                await intake.ingest(slice, now: Date().timeIntervalSince1970)
+                intake.ingest(slice, now: Date().timeIntervalSince1970)
             }
         } catch {
-            await intake.flush()
+            intake.flush()
             logger.error("cannot replay capture", metadata: ["error": "\(error)"])
             return
         }
-        await intake.flush()
-        let malformed = await intake.malformedEvents
+        intake.flush()
+        let malformed = intake.malformedEvents
         logger.info("capture replayed", metadata: ["path": "\(path)", "malformedEvents": "\(malformed)"])
     }
 
@@ -182,7 +207,8 @@ public final class Agent: Service, Sendable {
         for await event in scanner.events {
             switch event {
             case .events(let events):
-                await intake.ingest(events, now: Date().timeIntervalSince1970)
+                // Only without `onEvents`, which the agent always sets.
+                intake.ingest(events, now: Date().timeIntervalSince1970)
             case .scanning:
                 adapterState.withLock { $0 = "scanning" }
                 logger.info("scanning", metadata: ["adapter": "\(settings.adapter)"])
@@ -202,7 +228,7 @@ public final class Agent: Service, Sendable {
     private func waitUntilDrained(timeout: Duration) async {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline && !Task.isCancelled {
-            if let depth = try? await outbox.depth(), depth.batches == 0 { return }
+            if intake.unstoredBatches == 0, let depth = try? await outbox.depth(), depth.batches == 0 { return }
             try? await Task.sleep(for: .milliseconds(100))
         }
         logger.warning("outbox not drained before the replay's drain timeout")
@@ -213,8 +239,8 @@ public final class Agent: Service, Sendable {
         let depth = try? await outbox.depth()
         let resendFrom = try? await outbox.resendFrom(current: boot)
         let dropped = (try? await outbox.droppedTotal()) ?? 0
-        let (reports, seconds, counters) = await intake.takeStatistics(now: now)
-        let malformedEvents = await intake.malformedEvents
+        let (reports, seconds, counters, droppedBacklog) = intake.takeStatistics(now: now)
+        let malformedEvents = intake.malformedEvents
         var status = GatewayStatus(
             gateway: configuration.gateway, state: state, boot: boot, t: now,
             agentVersion: BeaconTrackerVersion.current, clockSynced: SystemClock.isSynchronized(),
@@ -228,7 +254,7 @@ public final class Agent: Service, Sendable {
         status.advertsPerSecond = (Double(reports) / max(seconds, 0.001) * 10).rounded() / 10
         status.dropped = [
             "outbox-overflow": dropped, "malformed": counters.malformed + malformedEvents,
-            "outside-regions": counters.outsideRegions,
+            "outside-regions": counters.outsideRegions, "store-backlog": droppedBacklog,
         ]
         status.adapter = adapterState.withLock { $0 }
         do {

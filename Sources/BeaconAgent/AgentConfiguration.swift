@@ -31,7 +31,8 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
         /// Switch scanning on again after this long without any advertisement.
         public var restartAfterSilenceSeconds: Double
         /// The reader takes what the socket holds, then waits this long (replay paces in slices of it): fewer wake-ups
-        /// for a longer slice, scan times within it of the truth (5–1000).
+        /// for a longer slice, and up to this much latency. Scan times are the kernel's receive times; only where the
+        /// kernel gives none are they within a slice of the truth (5–1000).
         public var sliceMs: Double
 
         enum CodingKeys: String, CodingKey, CaseIterable {
@@ -44,7 +45,8 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
             intervalMs = 100
             windowMs = 100
             restartAfterSilenceSeconds = 60
-            sliceMs = 20
+            // With the kernel's receive times a longer pause costs no timing accuracy, only up to this much latency.
+            sliceMs = 50
         }
 
         public init(from decoder: any Decoder) throws {

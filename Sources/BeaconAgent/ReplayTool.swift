@@ -8,12 +8,15 @@ public enum ReplayTool {
     public static func dryRun(
         capturePath: String, regions: [BeaconRegion], gateway: GatewayID, speed: Double,
         emit: (String) -> Void
-    ) async throws -> (counters: SightingPipeline.Counters, malformedEvents: Int) {
+    ) throws -> (counters: SightingPipeline.Counters, malformedEvents: Int) {
         let capture = try AdvertisementSource.openCapture(capturePath)
         var pipeline = SightingPipeline(regions: regions)
         var malformed = 0
         var sightings: [Sighting] = []
-        try await AdvertisementSource.replay(capture, speed: speed, keepTimes: true) { slice in
+        // A command-line tool with nothing else to run: the pacing sleeps on the calling thread.
+        try AdvertisementSource.pace(
+            capture, speed: speed, keepTimes: true, slice: .milliseconds(20), isStopped: { false }
+        ) { slice in
             for timed in slice {
                 if pipeline.process(event: timed.event, at: timed.time, into: &sightings) == .malformed {
                     malformed += 1

@@ -52,6 +52,15 @@ struct JSONOutput {
 
     mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Identifiers and addresses need no escaping: copied whole, not byte by byte.
+        let plain = value.utf8.withContiguousStorageIfAvailable { utf8 in
+            !utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        }
+        if plain == true {
+            bytes.append(contentsOf: value.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): raw("\\\"")

@@ -51,10 +51,30 @@ int cbt_device_id(const char *name, int *error_out) {
 int cbt_open_device(int dev_id, int *error_out) {
     int injected = enter(CBT_OP_OPEN);
     if (injected) { *error_out = injected; return -1; }
+    int one = 1;
     int seam = seam_fd();
-    if (seam >= 0) return dup(seam);
+    if (seam >= 0) {
+        // The seam's socket pair stamps packets with SO_TIMESTAMP, as the HCI socket does with HCI_TIME_STAMP.
+        int fd = dup(seam);
+        if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &one, sizeof(one));
+        return fd;
+    }
     int fd = hci_open_dev(dev_id);
-    if (fd < 0) *error_out = errno;
+    if (fd < 0) {
+        *error_out = errno;
+        return fd;
+    }
+    // Each packet then carries the time the kernel received it (a control message, read by cbt_read_packet). Without
+    // it (an error here) the scanner stamps packets with the time of the read.
+    setsockopt(fd, SOL_HCI, HCI_TIME_STAMP, &one, sizeof(one));
+    // Room for the packets of a paused reader: the default (net.core.rmem_default, 208 KiB) holds about 300 small
+    // events, 50 ms of a busy shop, and the kernel drops the rest unseen. 1 MiB (doubled by the kernel for its
+    // bookkeeping) holds over a second of it. SO_RCVBUFFORCE passes net.core.rmem_max with CAP_NET_ADMIN, which the
+    // agent has for scanning; without it SO_RCVBUF gives what rmem_max allows.
+    int bytes = 1 << 20;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) != 0) {
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+    }
     return fd;
 }
 
@@ -103,16 +123,64 @@ int cbt_set_scan_enable(int fd, int enable) {
     return 0;
 }
 
-int cbt_read_packet(int fd, uint8_t *buffer, int capacity, int timeout_ms, int *error_out) {
+double cbt_control_timestamp(const void *control, size_t length) {
+    struct msghdr message;
+    memset(&message, 0, sizeof(message));
+    message.msg_control = (void *)control;
+    message.msg_controllen = length;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL;
+         header = CMSG_NXTHDR(&message, header)) {
+        int hci = header->cmsg_level == SOL_HCI && header->cmsg_type == HCI_CMSG_TSTAMP;
+        int socket = header->cmsg_level == SOL_SOCKET && header->cmsg_type == SO_TIMESTAMP;
+        if (!hci && !socket) continue;
+        // The kernel's timeval of two longs: 16 bytes on 64-bit systems, 8 on 32-bit ones (armhf).
+        size_t data = header->cmsg_len - CMSG_LEN(0);
+        const unsigned char *bytes = CMSG_DATA(header);
+        if (data == 2 * sizeof(int64_t)) {
+            int64_t fields[2];
+            memcpy(fields, bytes, sizeof(fields));
+            return (double)fields[0] + (double)fields[1] / 1e6;
+        }
+        if (data == 2 * sizeof(int32_t)) {
+            int32_t fields[2];
+            memcpy(fields, bytes, sizeof(fields));
+            return (double)fields[0] + (double)fields[1] / 1e6;
+        }
+    }
+    return 0;
+}
+
+int cbt_read_packet(int fd, uint8_t *buffer, int capacity, int timeout_ms, double *time_out, int *error_out) {
     int injected = enter(CBT_OP_READ);
     if (injected) { *error_out = injected; return -1; }
-    struct pollfd descriptor = {.fd = fd, .events = POLLIN};
-    int ready = poll(&descriptor, 1, timeout_ms);
-    if (ready < 0) { *error_out = errno; return -1; }
-    if (ready == 0) return 0;
-    ssize_t length = read(fd, buffer, (size_t)capacity);
+    *time_out = 0;
+    // One system call when a packet is waiting (the common case in a busy slice); poll only when none is.
+    uint64_t control[16];
+    struct iovec vector = {.iov_base = buffer, .iov_len = (size_t)capacity};
+    struct msghdr message;
+    memset(&message, 0, sizeof(message));
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    ssize_t length = recvmsg(fd, &message, MSG_DONTWAIT);
+    if (length < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        if (timeout_ms == 0) return 0;
+        struct pollfd descriptor = {.fd = fd, .events = POLLIN};
+        int ready = poll(&descriptor, 1, timeout_ms);
+        if (ready < 0) {
+            if (errno == EINTR) return 0;
+            *error_out = errno;
+            return -1;
+        }
+        if (ready == 0) return 0;
+        message.msg_controllen = sizeof(control);
+        length = recvmsg(fd, &message, MSG_DONTWAIT);
+        if (length < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
+    }
     if (length < 0) { *error_out = errno; return -1; }
     if (length == 0) { *error_out = ENODEV; return -1; }  // the other end went away (seam) or the device closed
+    *time_out = cbt_control_timestamp(control, message.msg_controllen);
     return (int)length;
 }
 

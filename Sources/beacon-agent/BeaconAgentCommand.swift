@@ -133,7 +133,7 @@ struct Replay: AsyncParsableCommand {
             }
             let id = gateway.flatMap(GatewayID.init(rawValue:)) ?? configuration?.gateway ?? "replay"
             do {
-                let (counters, malformed) = try await ReplayTool.dryRun(
+                let (counters, malformed) = try ReplayTool.dryRun(
                     capturePath: capture, regions: configuration?.regions ?? [], gateway: id, speed: speed
                 ) { print($0) }
                 FileHandle.standardError.write(

@@ -26,8 +26,11 @@ struct AgentBench: AsyncParsableCommand {
             """)
     var noise = 0
 
-    @Option(help: "The agent's scanner.sliceMs: the replay's slices (the live reader's pause), milliseconds.")
-    var sliceMs = 20.0
+    @Option(
+        help:
+            "The agent's scanner.sliceMs: the replay's slices (the live reader's pause), milliseconds (default: the agent's own)."
+    )
+    var sliceMs: Double?
 
     @Option(help: "The agent's batch.maxSightings (default: the agent's own).")
     var maxSightings: Int?
@@ -62,7 +65,7 @@ struct AgentBench: AsyncParsableCommand {
         site: bench
         mqtt: { host: 127.0.0.1, port: \(broker.port) }
         outbox: { path: \(directory.path)/outbox.db }
-        scanner: { sliceMs: \(sliceMs) }
+        \(sliceMs.map { "scanner: { sliceMs: \($0) }" } ?? "")
         \(batchSettings)
         """.write(toFile: config, atomically: true, encoding: .utf8)
 
@@ -75,17 +78,24 @@ struct AgentBench: AsyncParsableCommand {
             "beacon-bench agent: \(rate) adverts/s"
                 + (noise > 0 ? " of 200 tags among \(noise) non-beacon adverts/s (a shop)" : " (8-payload mix)")
                 + " for \(seconds) s through mosquitto, acknowledged by a test hub each 0.5 s (as the hub does); "
-                + "slices of \(sliceMs) ms" + (batchSettings.isEmpty ? "" : "; \(batchSettings)"))
+                + (sliceMs.map { "slices of \($0) ms" } ?? "the agent's own slices (scanner.sliceMs)")
+                + (batchSettings.isEmpty ? "" : "; \(batchSettings)"))
         let idle = try await sample(binary, ["run", "--no-scan", "--config", config], seconds: seconds)
         let busy = try await sample(
             binary, ["replay", capture, "--config", config, "--speed", "1", "--drain-timeout", "10"],
             seconds: seconds)
-        print(String(format: "idle agent (baseline):  CPU %5.1f %% of one core, RSS max %6.1f MiB", idle.cpu, idle.rss))
         print(
             String(
                 format:
-                    "replaying %5d adv/s:   CPU %5.1f %% of one core, RSS max %6.1f MiB | CPU +%.1f points, RSS ×%.2f",
-                rate + noise, busy.cpu, busy.rss, busy.cpu - idle.cpu, busy.rss / idle.rss))
+                    "idle agent (baseline):  CPU %5.1f %% of one core, RSS max %6.1f MiB (own %4.1f, program file %4.1f)",
+                idle.cpu, idle.rss, idle.anonymous, idle.rss - idle.anonymous))
+        print(
+            String(
+                format:
+                    "replaying %5d adv/s:   CPU %5.1f %% of one core, RSS max %6.1f MiB (own %4.1f, program file %4.1f)"
+                    + " | CPU +%.1f points, RSS ×%.2f",
+                rate + noise, busy.cpu, busy.rss, busy.anonymous, busy.rss - busy.anonymous, busy.cpu - idle.cpu,
+                busy.rss / idle.rss))
         print("sightings acknowledged: \(acknowledger.sightings) in \(acknowledger.batches) batches")
         await acknowledger.stop()
         await broker.stop()
@@ -98,8 +108,12 @@ struct AgentBench: AsyncParsableCommand {
         return set.isEmpty ? "" : "batch: { \(set.joined(separator: ", ")) }"
     }
 
-    /// Runs the program for `seconds`, sampling /proc every 250 ms; CPU is averaged over the run after start-up.
-    func sample(_ binary: String, _ arguments: [String], seconds: Int) async throws -> (cpu: Double, rss: Double) {
+    /// Runs the program for `seconds`, sampling /proc every 250 ms; CPU is averaged over the run after start-up. RSS
+    /// is at its largest sample, with the part of it that is the program's own memory (`RssAnon`, anonymous pages:
+    /// heap, stacks) rather than pages of the program file mapped from the page cache (`RssFile`, clean and shared).
+    func sample(
+        _ binary: String, _ arguments: [String], seconds: Int
+    ) async throws -> (cpu: Double, rss: Double, anonymous: Double) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -112,15 +126,20 @@ struct AgentBench: AsyncParsableCommand {
         let startTicks = ProcessStats.cpuTicks(pid)
         let start = ContinuousClock.now
         var maxRSS = 0.0
+        var anonymous = 0.0
         while (ContinuousClock.now - start) < .seconds(seconds - 1) && process.isRunning {
-            maxRSS = max(maxRSS, ProcessStats.rssMiB(pid))
+            let rss = ProcessStats.rssMiB(pid)
+            if rss >= maxRSS {
+                maxRSS = rss
+                anonymous = ProcessStats.rssMiB(pid, field: "RssAnon")
+            }
             try await Task.sleep(for: .milliseconds(250))
         }
         let cpu =
             (ProcessStats.cpuTicks(pid) - startTicks) / ticksPerSecond / (ContinuousClock.now - start).seconds * 100
         kill(pid, SIGTERM)
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        return (cpu, maxRSS)
+        return (cpu, maxRSS, anonymous)
     }
 }
 

@@ -1,6 +1,8 @@
 import BLEScanner
 import BeaconDecoding
+import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 /// The scanner's real code path with the OS calls substituted at the CBluetooth shim: errors injected there, and
@@ -127,5 +129,79 @@ struct HCIScannerTests {
         #expect(await iterator.next() == .restarted)
         await scanner.stop()
         #expect(HCITestSeam.calls(.scanParameters) >= 2)
+    }
+}
+
+/// Scan times come from the kernel's receive timestamps (HCI_TIME_STAMP on the adapter; SO_TIMESTAMP on the seam's
+/// socket pair), so the reader's pause between slices costs no timing accuracy. (In the serialized suite: the seam is
+/// process-wide.)
+extension HCIScannerTests {
+    /// A control message as the kernel writes it: header, then the data, padded to the alignment of a long.
+    static func controlMessage(level: Int32, type: Int32, data: [UInt8]) -> [UInt8] {
+        var header = cmsghdr()
+        header.cmsg_len = .init(MemoryLayout<cmsghdr>.size + data.count)
+        header.cmsg_level = level
+        header.cmsg_type = type
+        var bytes = withUnsafeBytes(of: header) { Array($0) } + data
+        while bytes.count % MemoryLayout<Int>.size != 0 { bytes.append(0) }
+        return bytes
+    }
+
+    static func timestamp(_ control: [UInt8]) -> Double {
+        HCIAdapter.receiveTime(inControl: control) ?? 0
+    }
+
+    @Test func theHCISocketsTimestampIsReadInEitherWidth() {
+        let seconds: Int64 = 1_764_000_000
+        let wide = withUnsafeBytes(of: seconds) { Array($0) } + withUnsafeBytes(of: Int64(250_000)) { Array($0) }
+        let narrow =
+            withUnsafeBytes(of: Int32(truncatingIfNeeded: seconds)) { Array($0) }
+            + withUnsafeBytes(of: Int32(500_000)) { Array($0) }
+        let direction = Self.controlMessage(level: 0, type: 1 /* HCI_CMSG_DIR */, data: [1, 0, 0, 0])
+        // SOL_HCI is 0, HCI_CMSG_TSTAMP 2.
+        #expect(Self.timestamp(direction + Self.controlMessage(level: 0, type: 2, data: wide)) == 1_764_000_000.25)
+        #expect(Self.timestamp(Self.controlMessage(level: 0, type: 2, data: narrow)) == 1_764_000_000.5)
+        #expect(Self.timestamp(direction) == 0)
+        #expect(Self.timestamp([]) == 0)
+    }
+
+    @Test func packetsCarryTheirReceiveTimeNotTheReadTime() async throws {
+        let pipe = try HCITestSeam.pipe()
+        defer {
+            withExtendedLifetime(pipe) {}
+            HCITestSeam.reset()
+        }
+        let ibeacon = bytes(fromHex: "0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!
+        let written = Date().timeIntervalSince1970
+        for index in 0..<5 {
+            pipe.write(
+                [0x04]
+                    + BTSnoopWriter.advertisingReportEvent(
+                        address: [1, 2, 3, 4, 5, UInt8(index)], rssi: -50, data: ibeacon))
+        }
+        // The packets wait in the socket well beyond a slice before the reader starts.
+        try await Task.sleep(for: .milliseconds(600))
+        let read = Date().timeIntervalSince1970
+        let slices = Mutex<[[TimedHCIEvent]]>([])
+        let scanner = HCIScanner(settings: HCIScanner.Settings(restartAfterSilence: .seconds(30))) { slice in
+            slices.withLock { $0.append(slice) }
+        }
+        scanner.start()
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while slices.withLock({ $0.flatMap { $0 }.count }) < 5 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await scanner.stop()
+        let times = slices.withLock { $0.flatMap { $0 }.map(\.time) }
+        #expect(times.count == 5)
+        // Stamped when written, not when read (at least 0.6 s later). Under load the write itself may be late,
+        // never early.
+        #expect(times.allSatisfy { $0 >= written - 0.001 && $0 < read }, "written \(written), read \(read): \(times)")
+        // Slices went to the handler on the reader's thread; the stream carried only the scanner's state.
+        var states = scanner.events.makeAsyncIterator()
+        let first = await states.next()
+        let second = await states.next()
+        #expect(first == .scanning)
+        #expect(second == nil, "\(String(describing: second))")
     }
 }

@@ -40,7 +40,13 @@ int cbt_set_scan_parameters(int fd, int active, uint16_t interval, uint16_t wind
 int cbt_set_scan_enable(int fd, int enable);
 
 /// Waits up to timeout_ms for one HCI packet and reads it. Returns its length, 0 on timeout, -1 with *error_out.
-int cbt_read_packet(int fd, uint8_t *buffer, int capacity, int timeout_ms, int *error_out);
+/// *time_out is when the kernel received the packet (seconds since 1970, from its timestamp control message), or 0
+/// when the packet carried none.
+int cbt_read_packet(int fd, uint8_t *buffer, int capacity, int timeout_ms, double *time_out, int *error_out);
+
+/// The receive time in a recvmsg control buffer: an HCI_CMSG_TSTAMP (HCI socket with HCI_TIME_STAMP) or SO_TIMESTAMP
+/// message, with the kernel's 64-bit or 32-bit timeval. 0 when there is none.
+double cbt_control_timestamp(const void *control, size_t length);
 
 /// Closes a descriptor from cbt_open_device.
 void cbt_close_device(int fd);
