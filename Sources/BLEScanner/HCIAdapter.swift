@@ -45,6 +45,25 @@ public final class HCIAdapter: @unchecked Sendable {
         try check(cbt_set_scan_enable(descriptor, 1))
     }
 
+    /// Sends `command` and returns the controller's answer: its status, and the return parameters after it.
+    func send(_ command: HCICommand) throws(HCIError) -> (status: UInt8, returned: [UInt8]) {
+        var error: Int32 = 0
+        var response = [UInt8](repeating: 0, count: 64)
+        var length: Int32 = 0
+        error = command.parameters.withUnsafeBufferPointer { parameters in
+            response.withUnsafeMutableBufferPointer { buffer in
+                cbt_send_command(
+                    descriptor, command.ogf, command.ocf, parameters.baseAddress, Int32(parameters.count),
+                    buffer.baseAddress, Int32(buffer.count), &length)
+            }
+        }
+        // libbluetooth turns a Command Status with an error into EIO, without the status: the command was refused.
+        if error == EIO { return (HCIStatus.refused, []) }
+        guard error == 0 else { throw HCIError.fromErrno(error, adapter: name) }
+        guard length > 0 else { return (HCIStatus.success, []) }
+        return (response[0], Array(response[1..<Int(length)]))
+    }
+
     /// Scanning off, e.g. before closing at shutdown.
     func stopScanning() {
         _ = cbt_set_scan_enable(descriptor, 0)

@@ -24,12 +24,15 @@ public final class HCIScanner: Sendable {
         /// per advertisement. Scan times are the kernel's receive times (`HCI_TIME_STAMP`), so the pause costs no
         /// timing accuracy; a packet without one gets the time of its read, within this of the truth.
         public var readPause: Duration = .milliseconds(50)
+        /// The gateway's own beacon, advertised while scanning; nil advertises nothing.
+        public var advertising: Advertising?
 
         public init(
             adapter: String = "hci0", active: Bool = false, intervalMilliseconds: Double = 100,
             windowMilliseconds: Double = 100, retryMinimum: Duration = .seconds(1),
             retryMaximum: Duration = .seconds(30),
-            restartAfterSilence: Duration = .seconds(60), readPause: Duration = .milliseconds(50)
+            restartAfterSilence: Duration = .seconds(60), readPause: Duration = .milliseconds(50),
+            advertising: Advertising? = nil
         ) {
             self.adapter = adapter
             self.active = active
@@ -39,6 +42,7 @@ public final class HCIScanner: Sendable {
             self.retryMaximum = retryMaximum
             self.restartAfterSilence = restartAfterSilence
             self.readPause = readPause
+            self.advertising = advertising
         }
     }
 
@@ -53,6 +57,8 @@ public final class HCIScanner: Sendable {
         case unavailable(HCIError)
         /// Scanning was switched on again after silence.
         case restarted
+        /// The gateway's own beacon: advertising, or why the controller would not (after each open and restart).
+        case advertising(AdvertisingState)
     }
 
     /// Most packets taken in one slice (a bound on the slice's array; the rest wait for the next slice).
@@ -139,8 +145,10 @@ public final class HCIScanner: Sendable {
                     active: settings.active, intervalMilliseconds: settings.intervalMilliseconds,
                     windowMilliseconds: settings.windowMilliseconds)
                 emit(.scanning)
+                var advertisingMode = try advertise(on: adapter)
                 delay = settings.retryMinimum
-                try readLoop(adapter, buffer: &buffer)
+                try readLoop(adapter, buffer: &buffer, advertisingMode: &advertisingMode)
+                if let advertisingMode { Self.stopAdvertising(advertisingMode, on: adapter) }
                 adapter.stopScanning()
             } catch {
                 emit(.unavailable(error))
@@ -152,7 +160,9 @@ public final class HCIScanner: Sendable {
 
     /// Reads until stopped (returns) or the adapter fails (throws, so the caller reopens it): waits for a packet, takes
     /// every packet the socket holds with it, hands their reports on as one slice, pauses.
-    private func readLoop(_ adapter: HCIAdapter, buffer: inout [UInt8]) throws(HCIError) {
+    private func readLoop(
+        _ adapter: HCIAdapter, buffer: inout [UInt8], advertisingMode: inout AdvertisingMode?
+    ) throws(HCIError) {
         var lastReport = ContinuousClock.now
         let pauseMicroseconds = UInt32(max(0, settings.readPause.milliseconds * 1000))
         var slice: [TimedHCIEvent] = []
@@ -164,6 +174,8 @@ public final class HCIScanner: Sendable {
                         active: settings.active, intervalMilliseconds: settings.intervalMilliseconds,
                         windowMilliseconds: settings.windowMilliseconds)
                     emit(.restarted)
+                    // Whatever switched scanning off (a reset) switched advertising off too.
+                    advertisingMode = try advertise(on: adapter)
                     lastReport = ContinuousClock.now
                 }
                 continue
@@ -184,6 +196,15 @@ public final class HCIScanner: Sendable {
             }
             if pauseMicroseconds > 0 && isRunning { usleep(pauseMicroseconds) }
         }
+    }
+
+    /// Starts the configured advertising, tells the consumer how it went, and returns how it runs (nil: not at all).
+    private func advertise(on adapter: HCIAdapter) throws(HCIError) -> AdvertisingMode? {
+        guard let advertising = settings.advertising else { return nil }
+        let state = try Self.startAdvertising(advertising, on: adapter)
+        emit(.advertising(state))
+        if case .on(let mode, _) = state { return mode }
+        return nil
     }
 
     /// One packet's LE meta event with its receive time; other events are not for the agent.

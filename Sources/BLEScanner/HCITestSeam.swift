@@ -1,5 +1,6 @@
 import CBluetooth
 import Glibc
+import Synchronization
 
 /// The CBluetooth shim's test seam, for tests on machines without Bluetooth: inject OS errors into the shim's calls,
 /// or make "the adapter" a pipe that carries recorded HCI packets through the scanner's real read path.
@@ -7,7 +8,7 @@ import Glibc
 public enum HCITestSeam {
     /// The shim's operations.
     public enum Operation: Sendable {
-        case deviceID, open, deviceInfo, filter, scanParameters, scanEnable, read
+        case deviceID, open, deviceInfo, filter, scanParameters, scanEnable, read, command
 
         var op: cbt_op {
             switch self {
@@ -18,6 +19,7 @@ public enum HCITestSeam {
             case .scanParameters: CBT_OP_SCAN_PARAMETERS
             case .scanEnable: CBT_OP_SCAN_ENABLE
             case .read: CBT_OP_READ
+            case .command: CBT_OP_COMMAND
             }
         }
     }
@@ -32,6 +34,9 @@ public enum HCITestSeam {
             self.readEnd = readEnd
             self.writeEnd = writeEnd
         }
+
+        /// The controller's end: what the scanner sends (commands, as H4 packets) is read here.
+        public var controllerEnd: Int32 { writeEnd }
 
         /// Writes one packet (H4 type byte first), as the kernel would deliver it.
         public func write(_ packet: [UInt8]) {
@@ -59,9 +64,65 @@ public enum HCITestSeam {
         return Pipe(readEnd: ends[0], writeEnd: ends[1])
     }
 
+    /// Runs `body` with the seam to itself. The seam is process-wide, and suites run side by side (those of different
+    /// test modules too, in one process): every test that touches it goes through here, one at a time, and finds it
+    /// reset. Reset again afterwards.
+    public static func exclusive<T>(_ body: () async throws -> T) async rethrows -> T {
+        await gate.acquire()
+        reset()
+        do {
+            let result = try await body()
+            reset()
+            gate.release()
+            return result
+        } catch {
+            reset()
+            gate.release()
+            throw error
+        }
+    }
+
+    private static let gate = Gate()
+
+    /// One holder at a time; the others wait in order.
+    private final class Gate: Sendable {
+        private let state = Mutex<(held: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+        func acquire() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    guard state.held else {
+                        state.held = true
+                        return true
+                    }
+                    state.waiting.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+
+        func release() {
+            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard !state.waiting.isEmpty else {
+                    state.held = false
+                    return nil
+                }
+                return state.waiting.removeFirst()
+            }
+            next?.resume()
+        }
+    }
+
     /// The next `count` calls of `operation` fail with the errno value `error`.
     public static func inject(_ operation: Operation, _ error: Int32, count: Int32) {
         cbt_inject_error(operation.op, error, count)
+    }
+
+    /// Commands with `opcode` answer with the HCI status `status` (0: success again), as a controller that refuses
+    /// them would.
+    public static func answer(_ opcode: UInt16, status: UInt8) {
+        cbt_inject_command_status(opcode, status)
     }
 
     /// Calls of `operation` since the last reset.

@@ -30,6 +30,8 @@ public final class Agent: Service, Sendable {
     let adapterState: Mutex<String>
     /// The live scanner, when the source is `.scanner`.
     let scanner: HCIScanner?
+    /// The gateway's own beacon for the heartbeat, when it has one.
+    let selfBeacon: Mutex<GatewayStatus.SelfBeacon?>
 
     init(
         configuration: AgentConfiguration, client: MQTTClient, outbox: Outbox, boot: String,
@@ -52,6 +54,14 @@ public final class Agent: Service, Sendable {
         publisher = OutboxPublisher(
             gateway: configuration.gateway, boot: boot, topics: topics, client: client, outbox: outbox,
             settings: configuration.outbox, logger: logger)
+        selfBeacon = Mutex(
+            configuration.selfBeacon.map { settings in
+                var scanning = false
+                if case .scanner = source { scanning = true }
+                return GatewayStatus.SelfBeacon(
+                    beacon: settings.beacon, state: scanning ? "starting" : "off",
+                    measuredPower: settings.measuredPower, intervalMs: settings.intervalMs)
+            })
         let intake = SightingIntake(regions: configuration.regions, batch: configuration.batch)
         self.intake = intake
         if case .scanner = source {
@@ -61,7 +71,8 @@ public final class Agent: Service, Sendable {
                     adapter: settings.adapter, active: settings.active, intervalMilliseconds: settings.intervalMs,
                     windowMilliseconds: settings.windowMs,
                     restartAfterSilence: .milliseconds(Int(settings.restartAfterSilenceSeconds * 1000)),
-                    readPause: .microseconds(Int(settings.sliceMs * 1000))),
+                    readPause: .microseconds(Int(settings.sliceMs * 1000)),
+                    advertising: configuration.selfBeacon?.advertising),
                 // Each slice goes into the pipeline on the reader's own thread: one wake-up per slice.
                 onEvents: { events in intake.ingest(events, now: Date().timeIntervalSince1970) })
         } else {
@@ -215,6 +226,8 @@ public final class Agent: Service, Sendable {
             case .restarted:
                 logger.notice(
                     "scanning switched on again after silence", metadata: ["adapter": "\(settings.adapter)"])
+            case .advertising(let state):
+                noteAdvertising(state)
             case .unavailable(let error):
                 let changed = adapterState.withLock { state in
                     defer { state = error.code.rawValue }
@@ -222,6 +235,40 @@ public final class Agent: Service, Sendable {
                 }
                 if changed { logger.error("BLE adapter unavailable; retrying", metadata: ["error": "\(error)"]) }
             }
+        }
+    }
+
+    /// Records the own beacon's state for the heartbeat; logs it when it changes.
+    private func noteAdvertising(_ state: HCIScanner.AdvertisingState) {
+        let (changed, beacon) = selfBeacon.withLock { beacon -> (Bool, String) in
+            guard var updated = beacon else { return (false, "") }
+            switch state {
+            case .on(let mode, let txPower):
+                updated.state = "advertising"
+                updated.mode = mode.rawValue
+                updated.txPower = txPower
+                updated.error = nil
+            case .failed(let reason):
+                updated.state = "failed"
+                updated.mode = nil
+                updated.txPower = nil
+                updated.error = reason
+            }
+            defer { beacon = updated }
+            return (updated != beacon, updated.beacon)
+        }
+        guard changed else { return }
+        switch state {
+        case .on(let mode, let txPower):
+            logger.info(
+                "advertising the gateway's beacon",
+                metadata: [
+                    "beacon": "\(beacon)", "mode": "\(mode.rawValue)", "txPower": "\(txPower.map(String.init) ?? "-")",
+                ])
+        case .failed(let reason):
+            logger.error(
+                "the controller will not advertise the gateway's beacon; scanning goes on",
+                metadata: ["beacon": "\(beacon)", "error": "\(reason)"])
         }
     }
 
@@ -257,6 +304,7 @@ public final class Agent: Service, Sendable {
             "outside-regions": counters.outsideRegions, "store-backlog": droppedBacklog,
         ]
         status.adapter = adapterState.withLock { $0 }
+        status.selfBeacon = selfBeacon.withLock { $0 }
         do {
             let payload = try ContractCoding.encode(status)
             // Bounded: a status is stale by the next heartbeat, and the final one must not hold up shutdown.

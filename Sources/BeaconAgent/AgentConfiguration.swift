@@ -1,3 +1,4 @@
+import BLEScanner
 import BeaconConfig
 import BeaconDecoding
 import BeaconModel
@@ -15,9 +16,81 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
     public var batch: BatchSettings
     public var outbox: OutboxSettings
     public var scanner: ScannerSettings
+    /// The gateway's own beacon, advertised while it scans; nil advertises nothing.
+    public var selfBeacon: SelfBeaconSettings?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case gateway, site, mqtt, heartbeatSeconds, regions, batch, outbox, scanner
+        case gateway, site, mqtt, heartbeatSeconds, regions, batch, outbox, scanner, selfBeacon
+    }
+
+    /// `selfBeacon:` — the beacon the gateway advertises, so that other gateways measure the radio between known
+    /// places (issue 22).
+    public struct SelfBeaconSettings: Decodable, Sendable, Hashable {
+        /// The beacon id advertised (docs/mqtt.md): `ibeacon:…`, `altbeacon:…` or `eddystone-uid:…`.
+        public var beacon: String
+        /// Power at 1 m, dBm, put in the frame (for Eddystone, 41 dB more at 0 m).
+        public var measuredPower: Int
+        /// Advertising interval, milliseconds (100–10240; controllers before Bluetooth 5.0 refuse less than 100).
+        public var intervalMs: Double
+        /// Power asked of the controller, dBm (-127–20); only extended advertising can ask. Nil: the controller's own.
+        public var txPower: Int?
+        /// Flags and the beacon frame, as advertised.
+        public let advertisingData: [UInt8]
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case beacon, measuredPower, intervalMs, txPower }
+
+        public init(beacon: String, measuredPower: Int = -59, intervalMs: Double = 200, txPower: Int? = nil) throws {
+            guard let data = AdvertisementEncoder.advertisingData(beacon: beacon, txPower: measuredPower) else {
+                throw SelfBeaconError(beacon: beacon)
+            }
+            self.beacon = beacon
+            self.measuredPower = measuredPower
+            self.intervalMs = intervalMs
+            self.txPower = txPower
+            advertisingData = data
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let beacon = try container.decode(String.self, forKey: .beacon)
+            let measuredPower = try container.decodeIfPresent(Int.self, forKey: .measuredPower) ?? -59
+            let intervalMs = try container.decodeIfPresent(Double.self, forKey: .intervalMs) ?? 200
+            let txPower = try container.decodeIfPresent(Int.self, forKey: .txPower)
+            guard (-100...20).contains(measuredPower) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .measuredPower, in: container,
+                    debugDescription: "expected dBm at 1 m in -100...20, found \(measuredPower)")
+            }
+            guard (100...10240).contains(intervalMs) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .intervalMs, in: container,
+                    debugDescription: "expected 100 to 10240 milliseconds, found \(intervalMs)")
+            }
+            if let txPower, !(-127...20).contains(txPower) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .txPower, in: container, debugDescription: "expected dBm in -127...20, found \(txPower)")
+            }
+            do {
+                try self.init(beacon: beacon, measuredPower: measuredPower, intervalMs: intervalMs, txPower: txPower)
+            } catch let error as SelfBeaconError {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .beacon, in: container, debugDescription: error.description)
+            }
+        }
+
+        /// What the scanner advertises.
+        var advertising: HCIScanner.Advertising {
+            HCIScanner.Advertising(data: advertisingData, intervalMilliseconds: intervalMs, txPower: txPower)
+        }
+    }
+
+    /// A `selfBeacon.beacon` the agent cannot advertise.
+    public struct SelfBeaconError: Error, CustomStringConvertible {
+        public let beacon: String
+        public var description: String {
+            "cannot advertise \"\(beacon)\": give an iBeacon (ibeacon:UUID:MAJOR:MINOR), AltBeacon "
+                + "(altbeacon:ID1:ID2:ID3) or Eddystone-UID (eddystone-uid:NAMESPACE:INSTANCE) beacon id"
+        }
     }
 
     /// `scanner:` — the BLE adapter and how it scans.
@@ -165,6 +238,7 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
         batch = try container.decodeIfPresent(BatchSettings.self, forKey: .batch) ?? BatchSettings()
         outbox = try container.decodeIfPresent(OutboxSettings.self, forKey: .outbox) ?? OutboxSettings()
         scanner = try container.decodeIfPresent(ScannerSettings.self, forKey: .scanner) ?? ScannerSettings()
+        selfBeacon = try container.decodeIfPresent(SelfBeaconSettings.self, forKey: .selfBeacon)
         guard (1...3600).contains(heartbeatSeconds) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .heartbeatSeconds, in: container,

@@ -24,6 +24,32 @@ public struct GatewayStatus: Sendable, Hashable, Codable {
         }
     }
 
+    /// The gateway's own beacon (agent.yaml `selfBeacon:`), so that the hub knows which beacon is which gateway.
+    public struct SelfBeacon: Sendable, Hashable, Codable {
+        /// The beacon id it advertises (docs/mqtt.md).
+        public var beacon: String
+        /// `advertising`, `starting`, `failed` (see `error`), or `off` while the agent does not scan (replay,
+        /// `--no-scan`).
+        public var state: String
+        /// While advertising: `legacy` or `extended` (the Bluetooth 5.0 commands, for a controller that refuses the
+        /// legacy ones).
+        public var mode: String?
+        /// Power at 1 m in the frame, dBm.
+        public var measuredPower: Int
+        /// The controller's advertising power, dBm, when it reported one.
+        public var txPower: Int?
+        public var intervalMs: Double
+        /// Why it does not advertise: the refused command and the controller's status.
+        public var error: String?
+
+        public init(beacon: String, state: String, measuredPower: Int, intervalMs: Double) {
+            self.beacon = beacon
+            self.state = state
+            self.measuredPower = measuredPower
+            self.intervalMs = intervalMs
+        }
+    }
+
     public var version: Int
     public var gateway: GatewayID
     public var state: State
@@ -45,6 +71,8 @@ public struct GatewayStatus: Sendable, Hashable, Codable {
     public var dropped: [String: Int]?
     /// The BLE source: `scanning`, `replay`, `none`, or the adapter's error code.
     public var adapter: String?
+    /// The gateway's own beacon, when it has one.
+    public var selfBeacon: SelfBeacon?
 
     public init(
         gateway: GatewayID, state: State, boot: String, t: Double? = nil, agentVersion: String? = nil,

@@ -13,6 +13,8 @@ static int injected_error[CBT_OP_COUNT];
 static int injected_count[CBT_OP_COUNT];
 static int call_count[CBT_OP_COUNT];
 static int injected_fd = -1;
+static uint16_t injected_opcode[8];
+static uint8_t injected_status[8];
 
 // Counts the call; returns an injected errno for it, or 0 to go on with the real call.
 static int enter(cbt_op op) {
@@ -184,6 +186,58 @@ int cbt_read_packet(int fd, uint8_t *buffer, int capacity, int timeout_ms, doubl
     return (int)length;
 }
 
+int cbt_send_command(int fd, uint16_t ogf, uint16_t ocf, const uint8_t *parameters, int length, uint8_t *response,
+                     int capacity, int *response_length) {
+    *response_length = 0;
+    int injected = enter(CBT_OP_COMMAND);
+    if (injected) return injected;
+    if (length < 0 || length > 255 || capacity < 1) return EINVAL;
+    uint16_t opcode = (uint16_t)(ogf << 10 | ocf);
+    if (seam_fd() >= 0) {
+        uint8_t packet[4 + 255];
+        packet[0] = HCI_COMMAND_PKT;
+        packet[1] = (uint8_t)(opcode & 0xFF);
+        packet[2] = (uint8_t)(opcode >> 8);
+        packet[3] = (uint8_t)length;
+        if (length > 0) memcpy(packet + 4, parameters, (size_t)length);
+        if (write(fd, packet, (size_t)(4 + length)) < 0) return errno;
+        uint8_t status = 0;
+        pthread_mutex_lock(&injection_lock);
+        for (int i = 0; i < 8; i++) {
+            if (injected_opcode[i] == opcode) status = injected_status[i];
+        }
+        pthread_mutex_unlock(&injection_lock);
+        response[0] = status;
+        *response_length = 1;
+        return 0;
+    }
+    struct hci_request request;
+    memset(&request, 0, sizeof(request));
+    request.ogf = ogf;
+    request.ocf = ocf;
+    request.cparam = (void *)parameters;
+    request.clen = length;
+    request.rparam = response;
+    request.rlen = capacity;
+    if (hci_send_req(fd, &request, 1000) < 0) return errno != 0 ? errno : EIO;
+    *response_length = request.rlen;
+    return 0;
+}
+
+void cbt_inject_command_status(uint16_t opcode, uint8_t status) {
+    pthread_mutex_lock(&injection_lock);
+    int slot = -1;
+    for (int i = 0; i < 8; i++) {
+        if (injected_opcode[i] == opcode || (slot < 0 && injected_opcode[i] == 0)) slot = i;
+        if (injected_opcode[i] == opcode) break;
+    }
+    if (slot >= 0) {
+        injected_opcode[slot] = status == 0 ? 0 : opcode;
+        injected_status[slot] = status;
+    }
+    pthread_mutex_unlock(&injection_lock);
+}
+
 void cbt_close_device(int fd) {
     close(fd);
 }
@@ -214,5 +268,7 @@ void cbt_reset_injection(void) {
     memset(injected_count, 0, sizeof(injected_count));
     memset(call_count, 0, sizeof(call_count));
     injected_fd = -1;
+    memset(injected_opcode, 0, sizeof(injected_opcode));
+    memset(injected_status, 0, sizeof(injected_status));
     pthread_mutex_unlock(&injection_lock);
 }

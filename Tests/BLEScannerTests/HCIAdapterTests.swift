@@ -26,109 +26,116 @@ struct HCIScannerTests {
 
     /// The real libbluetooth path. This machine's kernel has no AF_BLUETOOTH, so the open must fail with the
     /// kernel's error; on a Pi with an adapter it opens (docs/agent.md lists the on-Pi checks).
-    @Test func openingAnAdapterReportsWhyItCannot() throws {
-        HCITestSeam.reset()
-        let probe = socket(31 /* AF_BLUETOOTH */, Int32(SOCK_RAW.rawValue), 1 /* BTPROTO_HCI */)
-        let kernelError = errno
-        if probe >= 0 { close(probe) }
-        guard probe < 0, kernelError == EAFNOSUPPORT else { return }
-        #expect(throws: HCIError.fromErrno(EAFNOSUPPORT, adapter: "hci0")) {
-            _ = try HCIAdapter.open("hci0")
+    @Test func openingAnAdapterReportsWhyItCannot() async {
+        await HCITestSeam.exclusive {
+            let probe = socket(31 /* AF_BLUETOOTH */, Int32(SOCK_RAW.rawValue), 1 /* BTPROTO_HCI */)
+            let kernelError = errno
+            if probe >= 0 { close(probe) }
+            guard probe < 0, kernelError == EAFNOSUPPORT else { return }
+            #expect(throws: HCIError.fromErrno(EAFNOSUPPORT, adapter: "hci0")) {
+                _ = try HCIAdapter.open("hci0")
+            }
         }
     }
 
     /// Recorded packets through the same read path: every report of every LE advertising event comes out; other
     /// events and a malformed one are skipped.
     @Test func recordedPacketsFlowThroughTheReadPath() async throws {
-        let pipe = try HCITestSeam.pipe()
-        defer {
-            withExtendedLifetime(pipe) {}
-            HCITestSeam.reset()
-        }
-        let ibeacon = bytes(fromHex: "0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!
-        var packets: [[UInt8]] = []
-        for index in 0..<20 {
-            packets.append(
-                [0x04]
-                    + BTSnoopWriter.advertisingReportEvent(
-                        address: [1, 2, 3, 4, 5, UInt8(index)], rssi: Int8(-40 - index), data: ibeacon))
-        }
-        packets.insert([0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00], at: 5)  // Command Complete: not a report
-        packets.insert([0x04, 0x3E, 0x05, 0x02, 0x01, 0x00], at: 9)  // lengths disagree: skipped, counted
-        for packet in packets { pipe.write(packet) }
-
-        let scanner = HCIScanner(settings: HCIScanner.Settings(restartAfterSilence: .seconds(30)))
-        scanner.start()
-        var reports: [AdvertisingReport] = []
-        var states: [HCIScanner.Event] = []
-        var slices = 0
-        var malformed = 0
-        var forwarded = 0
-        for await event in scanner.events {
-            switch event {
-            case .events(let slice):
-                forwarded += slice.count
-                for timed in slice {
-                    do { reports += try HCIEventParser.advertisingReports(inEvent: timed.event) ?? [] } catch {
-                        malformed += 1
-                    }
-                }
-                slices += 1
-            default: states.append(event)
+        try await HCITestSeam.exclusive {
+            let pipe = try HCITestSeam.pipe()
+            defer {
+                withExtendedLifetime(pipe) {}
+                HCITestSeam.reset()
             }
-            if reports.count == 20 { break }
+            let ibeacon = bytes(fromHex: "0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!
+            var packets: [[UInt8]] = []
+            for index in 0..<20 {
+                packets.append(
+                    [0x04]
+                        + BTSnoopWriter.advertisingReportEvent(
+                            address: [1, 2, 3, 4, 5, UInt8(index)], rssi: Int8(-40 - index), data: ibeacon))
+            }
+            packets.insert([0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00], at: 5)  // Command Complete: not a report
+            packets.insert([0x04, 0x3E, 0x05, 0x02, 0x01, 0x00], at: 9)  // lengths disagree: skipped, counted
+            for packet in packets { pipe.write(packet) }
+
+            let scanner = HCIScanner(settings: HCIScanner.Settings(restartAfterSilence: .seconds(30)))
+            scanner.start()
+            var reports: [AdvertisingReport] = []
+            var states: [HCIScanner.Event] = []
+            var slices = 0
+            var malformed = 0
+            var forwarded = 0
+            for await event in scanner.events {
+                switch event {
+                case .events(let slice):
+                    forwarded += slice.count
+                    for timed in slice {
+                        do { reports += try HCIEventParser.advertisingReports(inEvent: timed.event) ?? [] } catch {
+                            malformed += 1
+                        }
+                    }
+                    slices += 1
+                default: states.append(event)
+                }
+                if reports.count == 20 { break }
+            }
+            await scanner.stop()
+            #expect(states.first == .scanning)
+            #expect(reports.map(\.rssi) == (0..<20).map { -40 - $0 })
+            #expect(reports.last?.addressString == "01:02:03:04:05:13")
+            // The command complete stayed in the scanner; the broken event went on, for the pipeline to count.
+            #expect(malformed == 1 && forwarded == 21)
+            // What the socket held was read in one go and handed on as one slice, not an event per advertisement.
+            #expect(slices == 1)
+            #expect(HCITestSeam.calls(.scanParameters) == 1)
+            #expect(HCITestSeam.calls(.filter) == 1)
         }
-        await scanner.stop()
-        #expect(states.first == .scanning)
-        #expect(reports.map(\.rssi) == (0..<20).map { -40 - $0 })
-        #expect(reports.last?.addressString == "01:02:03:04:05:13")
-        // The command complete stayed in the scanner; the broken event went on, for the pipeline to count.
-        #expect(malformed == 1 && forwarded == 21)
-        // What the socket held was read in one go and handed on as one slice, not an event per advertisement.
-        #expect(slices == 1)
-        #expect(HCITestSeam.calls(.scanParameters) == 1)
-        #expect(HCITestSeam.calls(.filter) == 1)
     }
 
     /// Missing permissions, then the adapter vanishes mid-scan: each is reported, and scanning comes back by itself
     /// with its scan state restored.
     @Test func retriesAndRestoresScanningAfterFailures() async throws {
-        let pipe = try HCITestSeam.pipe()
-        defer {
-            withExtendedLifetime(pipe) {}
-            HCITestSeam.reset()
-        }
-        HCITestSeam.inject(.open, EPERM, count: 1)
-        let scanner = HCIScanner(
-            settings: HCIScanner.Settings(retryMinimum: .milliseconds(20), retryMaximum: .milliseconds(100)))
-        scanner.start()
-        var iterator = scanner.events.makeAsyncIterator()
-        let first = await iterator.next()
-        #expect(first == .unavailable(HCIError.fromErrno(EPERM, adapter: "hci0")))
-        #expect(await iterator.next() == .scanning)
+        try await HCITestSeam.exclusive {
+            let pipe = try HCITestSeam.pipe()
+            defer {
+                withExtendedLifetime(pipe) {}
+                HCITestSeam.reset()
+            }
+            HCITestSeam.inject(.open, EPERM, count: 1)
+            let scanner = HCIScanner(
+                settings: HCIScanner.Settings(retryMinimum: .milliseconds(20), retryMaximum: .milliseconds(100)))
+            scanner.start()
+            var iterator = scanner.events.makeAsyncIterator()
+            let first = await iterator.next()
+            #expect(first == .unavailable(HCIError.fromErrno(EPERM, adapter: "hci0")))
+            #expect(await iterator.next() == .scanning)
 
-        HCITestSeam.inject(.read, ENODEV, count: 1)  // unplugged
-        pipe.write([0x04, 0x0E, 0x01, 0x00])  // wakes the read so the injected error is seen
-        #expect(await iterator.next() == .unavailable(HCIError.fromErrno(ENODEV, adapter: "hci0")))
-        #expect(await iterator.next() == .scanning)
-        await scanner.stop()
-        #expect(HCITestSeam.calls(.scanParameters) == 2)
+            HCITestSeam.inject(.read, ENODEV, count: 1)  // unplugged
+            pipe.write([0x04, 0x0E, 0x01, 0x00])  // wakes the read so the injected error is seen
+            #expect(await iterator.next() == .unavailable(HCIError.fromErrno(ENODEV, adapter: "hci0")))
+            #expect(await iterator.next() == .scanning)
+            await scanner.stop()
+            #expect(HCITestSeam.calls(.scanParameters) == 2)
+        }
     }
 
     /// Silence longer than `restartAfterSilence` switches scanning on again (a reset by another program stops it).
     @Test func silenceRestartsScanning() async throws {
-        let pipe = try HCITestSeam.pipe()
-        defer {
-            withExtendedLifetime(pipe) {}
-            HCITestSeam.reset()
+        try await HCITestSeam.exclusive {
+            let pipe = try HCITestSeam.pipe()
+            defer {
+                withExtendedLifetime(pipe) {}
+                HCITestSeam.reset()
+            }
+            let scanner = HCIScanner(settings: HCIScanner.Settings(restartAfterSilence: .milliseconds(300)))
+            scanner.start()
+            var iterator = scanner.events.makeAsyncIterator()
+            #expect(await iterator.next() == .scanning)
+            #expect(await iterator.next() == .restarted)
+            await scanner.stop()
+            #expect(HCITestSeam.calls(.scanParameters) >= 2)
         }
-        let scanner = HCIScanner(settings: HCIScanner.Settings(restartAfterSilence: .milliseconds(300)))
-        scanner.start()
-        var iterator = scanner.events.makeAsyncIterator()
-        #expect(await iterator.next() == .scanning)
-        #expect(await iterator.next() == .restarted)
-        await scanner.stop()
-        #expect(HCITestSeam.calls(.scanParameters) >= 2)
     }
 }
 
@@ -166,42 +173,45 @@ extension HCIScannerTests {
     }
 
     @Test func packetsCarryTheirReceiveTimeNotTheReadTime() async throws {
-        let pipe = try HCITestSeam.pipe()
-        defer {
-            withExtendedLifetime(pipe) {}
-            HCITestSeam.reset()
+        try await HCITestSeam.exclusive {
+            let pipe = try HCITestSeam.pipe()
+            defer {
+                withExtendedLifetime(pipe) {}
+                HCITestSeam.reset()
+            }
+            let ibeacon = bytes(fromHex: "0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!
+            let written = Date().timeIntervalSince1970
+            for index in 0..<5 {
+                pipe.write(
+                    [0x04]
+                        + BTSnoopWriter.advertisingReportEvent(
+                            address: [1, 2, 3, 4, 5, UInt8(index)], rssi: -50, data: ibeacon))
+            }
+            // The packets wait in the socket well beyond a slice before the reader starts.
+            try await Task.sleep(for: .milliseconds(600))
+            let read = Date().timeIntervalSince1970
+            let slices = Mutex<[[TimedHCIEvent]]>([])
+            let scanner = HCIScanner(settings: HCIScanner.Settings(restartAfterSilence: .seconds(30))) { slice in
+                slices.withLock { $0.append(slice) }
+            }
+            scanner.start()
+            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+            while slices.withLock({ $0.flatMap { $0 }.count }) < 5 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            await scanner.stop()
+            let times = slices.withLock { $0.flatMap { $0 }.map(\.time) }
+            #expect(times.count == 5)
+            // Stamped when written, not when read (at least 0.6 s later). Under load the write itself may be late,
+            // never early.
+            #expect(
+                times.allSatisfy { $0 >= written - 0.001 && $0 < read }, "written \(written), read \(read): \(times)")
+            // Slices went to the handler on the reader's thread; the stream carried only the scanner's state.
+            var states = scanner.events.makeAsyncIterator()
+            let first = await states.next()
+            let second = await states.next()
+            #expect(first == .scanning)
+            #expect(second == nil, "\(String(describing: second))")
         }
-        let ibeacon = bytes(fromHex: "0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!
-        let written = Date().timeIntervalSince1970
-        for index in 0..<5 {
-            pipe.write(
-                [0x04]
-                    + BTSnoopWriter.advertisingReportEvent(
-                        address: [1, 2, 3, 4, 5, UInt8(index)], rssi: -50, data: ibeacon))
-        }
-        // The packets wait in the socket well beyond a slice before the reader starts.
-        try await Task.sleep(for: .milliseconds(600))
-        let read = Date().timeIntervalSince1970
-        let slices = Mutex<[[TimedHCIEvent]]>([])
-        let scanner = HCIScanner(settings: HCIScanner.Settings(restartAfterSilence: .seconds(30))) { slice in
-            slices.withLock { $0.append(slice) }
-        }
-        scanner.start()
-        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
-        while slices.withLock({ $0.flatMap { $0 }.count }) < 5 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        await scanner.stop()
-        let times = slices.withLock { $0.flatMap { $0 }.map(\.time) }
-        #expect(times.count == 5)
-        // Stamped when written, not when read (at least 0.6 s later). Under load the write itself may be late,
-        // never early.
-        #expect(times.allSatisfy { $0 >= written - 0.001 && $0 < read }, "written \(written), read \(read): \(times)")
-        // Slices went to the handler on the reader's thread; the stream carried only the scanner's state.
-        var states = scanner.events.makeAsyncIterator()
-        let first = await states.next()
-        let second = await states.next()
-        #expect(first == .scanning)
-        #expect(second == nil, "\(String(describing: second))")
     }
 }

@@ -50,6 +50,29 @@ import Testing
         #expect(error.description.contains("keepAlive"))
     }
 
+    /// `selfBeacon:` gives the advertising data of the beacon id, as the decoder reads it back; a beacon the agent
+    /// cannot advertise, or a setting out of range, is named with its key.
+    @Test func selfBeaconIsCheckedAndEncoded() throws {
+        let id = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:100:7"
+        let config = try load(
+            "gateway: gw-1\nsite: demo\nselfBeacon:\n  beacon: \(id)\n  measuredPower: -62\n  intervalMs: 300\n")
+        let beacon = try #require(config.selfBeacon)
+        #expect(beacon.intervalMs == 300 && beacon.txPower == nil)
+        #expect(beacon.advertisingData.count == 30)
+        #expect(try load("gateway: gw-1\nsite: demo\n").selfBeacon == nil)
+
+        let url = try #require(
+            failure("gateway: gw-1\nsite: demo\nselfBeacon:\n  beacon: eddystone-url:https://example.com\n"))
+        #expect(url.key == "selfBeacon.beacon")
+        #expect(url.message.contains("ibeacon:UUID:MAJOR:MINOR"))
+        let fast = try #require(failure("gateway: gw-1\nsite: demo\nselfBeacon:\n  beacon: \(id)\n  intervalMs: 20\n"))
+        #expect(fast.key == "selfBeacon.intervalMs" && fast.message.contains("100 to 10240"))
+        let loud = try #require(failure("gateway: gw-1\nsite: demo\nselfBeacon:\n  beacon: \(id)\n  txPower: 30\n"))
+        #expect(loud.key == "selfBeacon.txPower")
+        let missing = try #require(failure("gateway: gw-1\nsite: demo\nselfBeacon:\n  intervalMs: 300\n"))
+        #expect(missing.code == .missingKey && missing.key == "selfBeacon.beacon")
+    }
+
     @Test func missingRequiredKeyIsNamed() throws {
         let error = try #require(failure("site: demo\n"))
         #expect(error.code == .missingKey)

@@ -18,6 +18,7 @@ typedef enum {
     CBT_OP_SCAN_PARAMETERS,
     CBT_OP_SCAN_ENABLE,
     CBT_OP_READ,
+    CBT_OP_COMMAND,
     CBT_OP_COUNT
 } cbt_op;
 
@@ -47,6 +48,16 @@ int cbt_read_packet(int fd, uint8_t *buffer, int capacity, int timeout_ms, doubl
 /// The receive time in a recvmsg control buffer: an HCI_CMSG_TSTAMP (HCI socket with HCI_TIME_STAMP) or SO_TIMESTAMP
 /// message, with the kernel's 64-bit or 32-bit timeval. 0 when there is none.
 double cbt_control_timestamp(const void *control, size_t length);
+
+/// Sends an HCI command and waits (1 s at most) for its Command Complete; its return parameters (status first) go to
+/// `response` (up to `capacity` bytes, *response_length set). Returns 0, or an errno value (ETIMEDOUT: no answer).
+/// Under the test seam the command's H4 packet is written to the seam's socket, for the test to read at the other end,
+/// and the answer is the status injected for its opcode (cbt_inject_command_status), else success.
+int cbt_send_command(int fd, uint16_t ogf, uint16_t ocf, const uint8_t *parameters, int length, uint8_t *response,
+                     int capacity, int *response_length);
+
+/// Test seam: commands with `opcode` answer with `status` (0 clears it). Up to 8 opcodes.
+void cbt_inject_command_status(uint16_t opcode, uint8_t status);
 
 /// Closes a descriptor from cbt_open_device.
 void cbt_close_device(int fd);
