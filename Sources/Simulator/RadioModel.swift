@@ -85,6 +85,21 @@ public struct RadioModel: Sendable {
             + (gains[id] ?? 0) + antennaGain(gateway, offset: (dx, dy), distance: distance)
     }
 
+    /// The slowly varying part of the RSSI at gateway `rx` of gateway `tx`'s own beacon (issue 22), whose power at
+    /// 1 m is `txP0`: the same law as for tags, between the two mounting heights, with both antennas' patterns, and
+    /// no body in the way. Nil for an unknown gateway or a gateway hearing itself.
+    public func meanLinkRSSI(txP0: Double, from tx: GatewayID, to rx: GatewayID) -> Double? {
+        guard tx != rx, let sender = gateways[tx], let receiver = gateways[rx] else { return nil }
+        let dx = sender.position.x - receiver.position.x
+        let dy = sender.position.y - receiver.position.y
+        let dz = sender.height - receiver.height
+        let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
+        return txP0 - pathLoss(distance: distance) - wallLoss(from: sender.position, to: receiver.position)
+            + (shadowing[rx]?.value(at: sender.position) ?? 0) + (gains[rx] ?? 0)
+            + antennaGain(receiver, offset: (dx, dy), distance: distance)
+            + antennaGain(sender, offset: (-dx, -dy), distance: distance)
+    }
+
     /// One advertisement at one gateway: noise (with occasional deep fades), packet loss and sensitivity applied to
     /// `mean + fading`. Nil when the gateway does not hear it.
     public func receive(mean: Double, fading: Double, using rng: inout some RandomNumberGenerator) -> Int? {

@@ -1,0 +1,100 @@
+import BeaconConfig
+import BeaconModel
+import Simulator
+import Testing
+import ZoneInference
+
+/// Self-calibration from gateway beacons (issue 22): simulated venues whose gateways' receive gains are off by up to
+/// ±6 dB, every gateway advertising its own beacon for 30 simulated minutes; the links alone give each gateway's gain
+/// back. Training seeds only (docs/accuracy.md): this is where the model's settings may be chosen.
+@Suite struct LinkCalibrationTests {
+    /// The gains' errors (estimate minus truth, both with Σ = 0) over a training venue, and the result.
+    static func recover(
+        seed: UInt64, minutes: Double = 30
+    ) throws -> (errors: [Double], sigmas: [Double], result: LinkCalibration.Result) {
+        let drawn = RandomVenue.generate(seed: seed)
+        var venue = try VenueLoader.decode(drawn.yaml, file: "random-\(seed).yaml")
+        var rng = SeededGenerator(seed: seed &+ 77)
+        for index in venue.gateways.indices {
+            venue.gateways[index].gainOffset = Double.random(in: -6...6, using: &rng)
+        }
+        var radioRNG = SeededGenerator(seed: seed)
+        let radio = RadioModel(venue: venue, using: &radioRNG)
+        let beacons = GatewayBeacons(venue: venue, radio: radio, seed: seed &+ 1)
+        let duration = minutes * 60
+        let receptions = beacons.receptions(from: 0, duration: duration, seed: seed &+ 2)
+        var sums: [String: (tx: GatewayID, rx: GatewayID, sum: Double, squares: Double, count: Int)] = [:]
+        for reception in receptions {
+            let key = "\(reception.tx.rawValue)>\(reception.rx.rawValue)"
+            let rssi = Double(reception.rssi)
+            sums[key, default: (reception.tx, reception.rx, 0, 0, 0)].sum += rssi
+            sums[key, default: (reception.tx, reception.rx, 0, 0, 0)].squares += rssi * rssi
+            sums[key, default: (reception.tx, reception.rx, 0, 0, 0)].count += 1
+        }
+        let sent = Int(duration / beacons.intervalSeconds)
+        let links = sums.values.map { link in
+            let mean = link.sum / Double(link.count)
+            return LinkCalibration.Link(
+                tx: link.tx, rx: link.rx, meanRSSI: mean, received: link.count, sent: sent,
+                measuredPower: beacons.measuredPower,
+                rssiSigma: max(0, link.squares / Double(link.count) - mean * mean).squareRoot())
+        }
+        let result = try #require(
+            LinkCalibration.solve(venue: venue, links: links, nominalExponent: RadioSettings().pathLossExponent))
+        let truth = radio.gains
+        let mean = truth.values.reduce(0, +) / Double(truth.count)
+        let errors = venue.gateways.map { gateway in
+            (result.receiveGains[gateway.id]?.value ?? .nan) - ((truth[gateway.id] ?? 0) - mean)
+        }
+        let sigmas = venue.gateways.map { result.receiveGains[$0.id]?.sigma ?? 0 }
+        return (errors, sigmas, result)
+    }
+
+    @Test func gainsComeBackFromTheLinksAlone() throws {
+        var errors: [Double] = []
+        var covered = 0
+        for seed: UInt64 in 1...12 {
+            let (venueErrors, sigmas, result) = try Self.recover(seed: seed)
+            errors += venueErrors.map(abs)
+            // Each reported uncertainty is honest: the error within 3σ for nearly every gateway.
+            covered += zip(venueErrors, sigmas).filter { abs($0.0) <= 3 * $0.1 }.count
+            print(
+                "seed \(seed): \(venueErrors.count) gateways, \(result.linksUsed) links used, residual "
+                    + "\(result.residualSigma) dB, exponent \(result.pathLossExponent.value)")
+        }
+        let sorted = errors.sorted()
+        let median = sorted[sorted.count / 2]
+        print(
+            "link calibration, training seeds 1-12: \(errors.count) gateways, gain error median \(median) dB, "
+                + "90th percentile \(sorted[sorted.count * 9 / 10]) dB, within 3σ: \(covered)")
+        // Issue 22's target is 1.5 dB; 1.60 dB measured when this was written (training seeds 1–12). The bound
+        // keeps what was reached: a change that loses it fails.
+        #expect(median <= 1.7)
+        #expect(Double(covered) >= 0.9 * Double(errors.count))
+    }
+
+    /// A weak link heard only in part: its mean, corrected for the loud packets alone getting through, comes back to
+    /// the link's true mean.
+    @Test func aLinkCutOffByTheSensitivityIsCorrected() {
+        var rng = SeededGenerator(seed: 5)
+        let truth = -92.0
+        let sigma = 4.0
+        let sensitivity = -95.0
+        var heard: [Double] = []
+        let sent = 20_000
+        for _ in 0..<sent {
+            let rssi = truth + sigma * rng.gaussian()
+            if rssi >= sensitivity { heard.append(rssi) }
+        }
+        let mean = heard.reduce(0, +) / Double(heard.count)
+        let spread = (heard.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(heard.count)).squareRoot()
+        let link = LinkCalibration.Link(
+            tx: "a", rx: "b", meanRSSI: mean, received: heard.count, sent: sent, measuredPower: -59, rssiSigma: spread)
+        #expect(mean > truth + 1.5)  // what the heard packets alone say
+        #expect(abs(link.uncensoredMean - truth) < 0.3)
+        // Heard in full: nothing to correct.
+        let full = LinkCalibration.Link(
+            tx: "a", rx: "b", meanRSSI: -70, received: 1000, sent: 1000, measuredPower: -59, rssiSigma: 4)
+        #expect(full.uncensoredMean == -70)
+    }
+}
