@@ -35,8 +35,17 @@ public enum HCITestSeam {
             self.writeEnd = writeEnd
         }
 
-        /// The controller's end: what the scanner sends (commands, as H4 packets) is read here.
-        public var controllerEnd: Int32 { writeEnd }
+        /// The packets the scanner sent since the last call (its HCI commands, H4 type byte first), read from the
+        /// controller's end without waiting.
+        public func sentPackets() -> [[UInt8]] {
+            var packets: [[UInt8]] = []
+            var buffer = [UInt8](repeating: 0, count: 300)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(writeEnd, $0.baseAddress, 300, Int32(MSG_DONTWAIT)) }
+                guard count > 0 else { return packets }
+                packets.append(Array(buffer[0..<count]))
+            }
+        }
 
         /// Writes one packet (H4 type byte first), as the kernel would deliver it.
         public func write(_ packet: [UInt8]) {
@@ -79,6 +88,15 @@ public enum HCITestSeam {
             reset()
             gate.release()
             throw error
+        }
+    }
+
+    /// `exclusive` with the adapter made a socket pair (`pipe()`), kept open while `body` runs.
+    public static func withPipe<T>(_ body: (Pipe) async throws -> T) async throws -> T {
+        try await exclusive {
+            let pipe = try Self.pipe()
+            defer { withExtendedLifetime(pipe) {} }
+            return try await body(pipe)
         }
     }
 

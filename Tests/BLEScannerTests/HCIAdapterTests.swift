@@ -41,12 +41,7 @@ struct HCIScannerTests {
     /// Recorded packets through the same read path: every report of every LE advertising event comes out; other
     /// events and a malformed one are skipped.
     @Test func recordedPacketsFlowThroughTheReadPath() async throws {
-        try await HCITestSeam.exclusive {
-            let pipe = try HCITestSeam.pipe()
-            defer {
-                withExtendedLifetime(pipe) {}
-                HCITestSeam.reset()
-            }
+        try await HCITestSeam.withPipe { pipe in
             let ibeacon = bytes(fromHex: "0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!
             var packets: [[UInt8]] = []
             for index in 0..<20 {
@@ -96,12 +91,7 @@ struct HCIScannerTests {
     /// Missing permissions, then the adapter vanishes mid-scan: each is reported, and scanning comes back by itself
     /// with its scan state restored.
     @Test func retriesAndRestoresScanningAfterFailures() async throws {
-        try await HCITestSeam.exclusive {
-            let pipe = try HCITestSeam.pipe()
-            defer {
-                withExtendedLifetime(pipe) {}
-                HCITestSeam.reset()
-            }
+        try await HCITestSeam.withPipe { pipe in
             HCITestSeam.inject(.open, EPERM, count: 1)
             let scanner = HCIScanner(
                 settings: HCIScanner.Settings(retryMinimum: .milliseconds(20), retryMaximum: .milliseconds(100)))
@@ -122,12 +112,7 @@ struct HCIScannerTests {
 
     /// Silence longer than `restartAfterSilence` switches scanning on again (a reset by another program stops it).
     @Test func silenceRestartsScanning() async throws {
-        try await HCITestSeam.exclusive {
-            let pipe = try HCITestSeam.pipe()
-            defer {
-                withExtendedLifetime(pipe) {}
-                HCITestSeam.reset()
-            }
+        try await HCITestSeam.withPipe { pipe in
             let scanner = HCIScanner(settings: HCIScanner.Settings(restartAfterSilence: .milliseconds(300)))
             scanner.start()
             var iterator = scanner.events.makeAsyncIterator()
@@ -173,12 +158,7 @@ extension HCIScannerTests {
     }
 
     @Test func packetsCarryTheirReceiveTimeNotTheReadTime() async throws {
-        try await HCITestSeam.exclusive {
-            let pipe = try HCITestSeam.pipe()
-            defer {
-                withExtendedLifetime(pipe) {}
-                HCITestSeam.reset()
-            }
+        try await HCITestSeam.withPipe { pipe in
             let ibeacon = bytes(fromHex: "0201061aff4c000215e2c56db5dffb48d2b060d0f5a71096e000010002c5")!
             let written = Date().timeIntervalSince1970
             for index in 0..<5 {

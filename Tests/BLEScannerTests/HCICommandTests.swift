@@ -64,19 +64,6 @@ struct HCICommandTests {
 /// test reads what "the controller" got): legacy first, extended when the controller refuses legacy, a refusal
 /// reported without stopping the scan, advertising restored after a reset and switched off at stop.
 extension HCIScannerTests {
-    /// The command packets the scanner sent, read from the controller's end of the seam.
-    static func commands(from pipe: HCITestSeam.Pipe) -> [[UInt8]] {
-        var packets: [[UInt8]] = []
-        var buffer = [UInt8](repeating: 0, count: 300)
-        while true {
-            let count = buffer.withUnsafeMutableBytes {
-                recv(pipe.controllerEnd, $0.baseAddress, 300, Int32(MSG_DONTWAIT))
-            }
-            guard count > 0 else { return packets }
-            packets.append(Array(buffer[0..<count]))
-        }
-    }
-
     static let advertising = HCIScanner.Advertising(
         data: AdvertisementEncoder.advertisingData(
             beacon: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:7:1", txPower: -59)!,
@@ -93,18 +80,13 @@ extension HCIScannerTests {
     }
 
     @Test func theOwnBeaconIsAdvertisedWithLegacyCommands() async throws {
-        try await HCITestSeam.exclusive {
-            let pipe = try HCITestSeam.pipe()
-            defer {
-                withExtendedLifetime(pipe) {}
-                HCITestSeam.reset()
-            }
+        try await HCITestSeam.withPipe { pipe in
             let scanner = HCIScanner(
                 settings: HCIScanner.Settings(restartAfterSilence: .seconds(1), advertising: Self.advertising))
             scanner.start()
             var events = scanner.events.makeAsyncIterator()
             #expect(await Self.nextAdvertising(&events) == .on(.legacy, txPower: nil))
-            let sent = Self.commands(from: pipe)
+            let sent = pipe.sentPackets()
             #expect(
                 Array(sent.prefix(5)) == [
                     HCICommand.leSetAdvertisingEnable(false).packet,
@@ -116,17 +98,12 @@ extension HCIScannerTests {
             // Silence (what a reset leaves) switches scanning on again, and advertising with it.
             #expect(await Self.nextAdvertising(&events) == .on(.legacy, txPower: nil))
             await scanner.stop()
-            #expect(Self.commands(from: pipe).last == HCICommand.leSetAdvertisingEnable(false).packet)
+            #expect(pipe.sentPackets().last == HCICommand.leSetAdvertisingEnable(false).packet)
         }
     }
 
     @Test func aControllerThatRefusesLegacyCommandsGetsExtendedOnes() async throws {
-        try await HCITestSeam.exclusive {
-            let pipe = try HCITestSeam.pipe()
-            defer {
-                withExtendedLifetime(pipe) {}
-                HCITestSeam.reset()
-            }
+        try await HCITestSeam.withPipe { pipe in
             // What a controller answers once the kernel has used extended advertising on it.
             HCITestSeam.answer(
                 HCICommand.leSetAdvertisingParameters(intervalMilliseconds: 200).opcode,
@@ -136,7 +113,7 @@ extension HCIScannerTests {
             scanner.start()
             var events = scanner.events.makeAsyncIterator()
             #expect(await Self.nextAdvertising(&events) == .on(.extended, txPower: nil))
-            let sent = Self.commands(from: pipe)
+            let sent = pipe.sentPackets()
             #expect(
                 Array(sent.suffix(5)) == [
                     HCICommand.leSetExtendedAdvertisingEnable(false).packet,
@@ -147,19 +124,14 @@ extension HCIScannerTests {
                 ])
             await scanner.stop()
             #expect(
-                Array(Self.commands(from: pipe).prefix(2)) == [
+                Array(pipe.sentPackets().prefix(2)) == [
                     HCICommand.leSetExtendedAdvertisingEnable(false).packet, HCICommand.leRemoveAdvertisingSet.packet,
                 ])
         }
     }
 
     @Test func aRefusalIsReportedAndScanningGoesOn() async throws {
-        try await HCITestSeam.exclusive {
-            let pipe = try HCITestSeam.pipe()
-            defer {
-                withExtendedLifetime(pipe) {}
-                HCITestSeam.reset()
-            }
+        try await HCITestSeam.withPipe { pipe in
             HCITestSeam.answer(
                 HCICommand.leSetAdvertisingParameters(intervalMilliseconds: 200).opcode,
                 status: HCIStatus.invalidParameters)

@@ -14,7 +14,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct LiveScannerTests {
     @Test func scannedAdvertsArriveAndTheStatusAnnouncesTheOwnBeacon() async throws {
-        try await HCITestSeam.exclusive {
+        try await HCITestSeam.withPipe { pipe in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
@@ -38,11 +38,6 @@ struct LiveScannerTests {
             selfBeacon: { beacon: "\(own)", measuredPower: -60, intervalMs: 250 }
             """.write(toFile: config, atomically: true, encoding: .utf8)
 
-            let pipe = try HCITestSeam.pipe()
-            defer {
-                withExtendedLifetime(pipe) {}
-                HCITestSeam.reset()
-            }
             let agent = try buildAgent(
                 configuration: try AgentConfiguration.load(from: config), configFile: config, source: .scanner)
             let running = Task { try await agent.run() }
@@ -80,7 +75,7 @@ struct LiveScannerTests {
             #expect(announced?.beacon == own)
             #expect(announced?.mode == "legacy" && announced?.measuredPower == -60 && announced?.intervalMs == 250)
             // The controller got the frame of that beacon.
-            let sent = SeamController.commandPackets(from: pipe)
+            let sent = pipe.sentPackets()
             #expect(
                 sent.contains(
                     HCICommand.leSetAdvertisingData(
@@ -91,21 +86,6 @@ struct LiveScannerTests {
             await watcher.shutdown()
             await hub.stop()
             await broker.stop()
-        }
-    }
-}
-
-enum SeamController {
-    /// The command packets the agent sent, read from the controller's end of the seam.
-    static func commandPackets(from pipe: HCITestSeam.Pipe) -> [[UInt8]] {
-        var packets: [[UInt8]] = []
-        var buffer = [UInt8](repeating: 0, count: 300)
-        while true {
-            let count = buffer.withUnsafeMutableBytes {
-                recv(pipe.controllerEnd, $0.baseAddress, 300, Int32(MSG_DONTWAIT))
-            }
-            guard count > 0 else { return packets }
-            packets.append(Array(buffer[0..<count]))
         }
     }
 }
