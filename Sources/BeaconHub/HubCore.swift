@@ -44,6 +44,8 @@ public struct HubCore: Sendable {
         var holdsFrom: [String: UInt64] = [:]
         /// Per boot with an unsynchronised clock: the offset (hub − gateway) its scan times are re-based by.
         var offsets: [String: Double] = [:]
+        /// The gateway's own beacon, as its latest status announced it.
+        public var selfBeacon: GatewayStatus.SelfBeacon?
         /// Boots the gateway ended with a clean goodbye (offline, `shutdown`): what still arrives of them (a last
         /// batch overtaken by the goodbye) is data, not a sign of life.
         var endedBoots: Set<String> = []
@@ -75,6 +77,8 @@ public struct HubCore: Sendable {
     public internal(set) var engine: ZoneEngine
     public internal(set) var counters = Counters()
     public internal(set) var gateways: [GatewayID: GatewayHealth] = [:]
+    /// What the gateways hear of each other's own beacons.
+    public internal(set) var links = GatewayLinks()
     /// How late sightings arrive; the engine's clock is held back by it (`holdback`).
     public internal(set) var lag = DeliveryLag()
     var published: [TagID: (state: TagState.State, zone: ZoneID?, at: Double)] = [:]
@@ -231,11 +235,21 @@ public struct HubCore: Sendable {
             counters.rebased += batch.sightings.count
         }
         counters.batches += 1
-        counters.sightings += batch.sightings.count
         if let newestScan { lag.note(now - (newestScan + offset), at: now) }
         journalBatch(batch, sightings: batch.sightings.count, at: now)
         let raw = persistence?.rawSightings ?? false
+        var linkSightings = 0
         for sighting in batch.sightings {
+            if let tx = links.gateway(advertising: sighting.beacon) {
+                // Another gateway's own beacon: a link, not a tag (a gateway hearing itself is left out).
+                if tx != batch.gateway {
+                    links.note(
+                        tx: tx, rx: batch.gateway, rssi: sighting.rssi, t: sighting.t + offset,
+                        measuredPower: sighting.txPower)
+                }
+                linkSightings += 1
+                continue
+            }
             var line = SightingLine(sighting, gateway: batch.gateway)
             line.t += offset
             engine.ingest(line, events: &events)
@@ -246,6 +260,8 @@ public struct HubCore: Sendable {
                         txPower: line.txPower))
             }
         }
+        counters.sightings += batch.sightings.count - linkSightings
+        if linkSightings > 0 { counters.gatewayBeacons = (counters.gatewayBeacons ?? 0) + linkSightings }
         flushEvents()
     }
 
@@ -276,6 +292,10 @@ public struct HubCore: Sendable {
         }
         health.monitored = true
         health.boot = status.boot
+        if let own = status.selfBeacon {
+            health.selfBeacon = own
+            links.announce(own.beacon, by: status.gateway)
+        }
         let said = [status.state.rawValue, status.boot]
         if persistence != nil && said != health.lastStatus {
             health.lastStatus = said

@@ -28,6 +28,8 @@ public struct HubStatus: Sendable, Hashable, Codable {
         public var skippedSequences = 0
         /// Sightings from ESPresense / OpenMQTTGateway nodes.
         public var foreign = 0
+        /// Sightings of the gateways' own beacons (issue 22): gateway-to-gateway links, kept apart from the tags.
+        public var gatewayBeacons: Int?
         /// Messages refused, by reason: `malformed`, `too-large`, `unsupported-version`, `gateway-mismatch`,
         /// `future-dated`, `unknown-gateway`, `store-backlog`.
         public var rejected: [String: Int] = [:]

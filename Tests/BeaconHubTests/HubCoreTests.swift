@@ -11,7 +11,7 @@ import ZoneInference
     static let beacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1"
     static let t0 = 1_800_000_000.0
 
-    static func core(live: String = "", inference: String = "") throws -> HubCore {
+    static func core(live: String = "", inference: String = "", regions: [TagRegion] = []) throws -> HubCore {
         let venue = try VenueLoader.decode(
             """
             site: row
@@ -36,7 +36,7 @@ import ZoneInference
                 """, file: "hub.yaml")
         let engine = ZoneEngine(
             venue: venue, settings: configuration.inference,
-            directory: TagDirectory(named: [(beacon, "tag-1")], regions: []))
+            directory: TagDirectory(named: [(beacon, "tag-1")], regions: regions))
         var core = HubCore(configuration: configuration, engine: engine, now: t0)
         core.startPublishing()
         _ = core.takeOutgoing()
@@ -228,6 +228,49 @@ import ZoneInference
         #expect(events.contains { $0.type == .unknown && $0.zone == "a" })
         #expect(!events.contains { $0.type == .exit })
         #expect(core.gateways["gw-a"]?.online == false)
+    }
+
+    /// A gateway's own beacon (issue 22), announced in its status: what other gateways hear of it is a link, kept
+    /// apart from the tags, even where a region would track it; a gateway hearing itself is left out.
+    @Test func theGatewaysOwnBeaconsAreLinksNotTags() throws {
+        let own = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:900:2"
+        // A region over the whole UUID: without the announcement, gw-b's beacon would be tracked as a tag.
+        var core = try Self.core(regions: [TagRegion(id: "all", prefix: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
+        )
+        var status = GatewayStatus(gateway: "gw-b", state: .online, boot: "boot-b", t: Self.t0, heartbeatSeconds: 10)
+        status.selfBeacon = GatewayStatus.SelfBeacon(
+            beacon: own, state: "advertising", measuredPower: -60, intervalMs: 500)
+        core.apply(.gatewayStatus(status), at: Self.t0)
+        for second in 0..<10 {
+            let t = Self.t0 + Double(second)
+            core.apply(
+                .batch(
+                    SightingBatch(
+                        gateway: "gw-a", boot: "boot-1", seq: UInt64(second + 1), sent: t, clockSynced: true,
+                        sightings: [
+                            Sighting(t: t, beacon: Self.beacon, rssi: -65, txPower: -59),
+                            Sighting(t: t, beacon: own, rssi: -70 - second % 2 * 2, txPower: -60),
+                            Sighting(t: t + 0.5, beacon: own, rssi: -70, txPower: -60),
+                        ])), at: t)
+            core.apply(
+                .batch(
+                    SightingBatch(
+                        gateway: "gw-b", boot: "boot-b", seq: UInt64(second + 1), sent: t, clockSynced: true,
+                        sightings: [Sighting(t: t, beacon: own, rssi: -30, txPower: -60)])), at: t)
+            core.tick(at: t + 0.5, connected: true)
+        }
+        let states = Self.tagStates(core.takeOutgoing())
+        #expect(states.contains { $0.tag == "tag-1" })
+        #expect(!states.contains { $0.tag.rawValue == own })
+        #expect(core.counters.sightings == 10 && core.counters.gatewayBeacons == 30)
+        #expect(core.gateways["gw-b"]?.selfBeacon?.beacon == own)
+        let tallies = core.links.tallies
+        #expect(tallies.count == 1)
+        let tally = try #require(tallies[GatewayLinks.Key(tx: "gw-b", rx: "gw-a")])
+        #expect(tally.count == 20 && tally.meanRSSI == -70.5 && tally.measuredPower == -60)
+        // 9.5 s of gw-b's advertising every 0.5 s: 20 sent, all heard.
+        let links = core.links.calibrationLinks(intervals: ["gw-b": 0.5])
+        #expect(links.count == 1 && links[0].sent == 20 && links[0].received == 20 && links[0].measuredPower == -60)
     }
 
     static func events(_ out: [HubCore.Outgoing]) -> [ZoneEvent] {

@@ -1,0 +1,88 @@
+import BeaconModel
+import ZoneInference
+
+/// What each gateway hears of the other gateways' own beacons (issue 22): per directed link, the receptions' count
+/// and RSSI sums, the raw material of `LinkCalibration`. The hub learns which beacon is which gateway from the
+/// gateways' statuses (`selfBeacon`); their sightings go here instead of to the zone engine, so a gateway never shows
+/// up as a tag.
+public struct GatewayLinks: Sendable, Hashable {
+    public struct Key: Sendable, Hashable {
+        /// The gateway whose beacon was heard, and the one that heard it.
+        public var tx: GatewayID
+        public var rx: GatewayID
+
+        public init(tx: GatewayID, rx: GatewayID) {
+            self.tx = tx
+            self.rx = rx
+        }
+    }
+
+    /// One link's receptions.
+    public struct Tally: Sendable, Hashable {
+        public var count = 0
+        public var sum = 0.0
+        public var squares = 0.0
+        /// Scan times of the first and the latest reception.
+        public var first = Double.infinity
+        public var last = -Double.infinity
+        /// The power at 1 m in the transmitter's frame, as the last sighting carried it.
+        public var measuredPower: Int?
+
+        public var meanRSSI: Double { count > 0 ? sum / Double(count) : .nan }
+        public var rssiSigma: Double {
+            guard count > 1 else { return 0 }
+            return max(0, squares / Double(count) - meanRSSI * meanRSSI).squareRoot()
+        }
+    }
+
+    public private(set) var tallies: [Key: Tally] = [:]
+    /// Beacon id → the gateway advertising it.
+    public private(set) var beacons: [String: GatewayID] = [:]
+
+    public init() {}
+
+    /// Records that `gateway` advertises `beacon` (from its status); a gateway that changed its beacon loses the old
+    /// one, and a beacon another gateway had announced moves to this one.
+    public mutating func announce(_ beacon: String, by gateway: GatewayID) {
+        guard beacons[beacon] != gateway else { return }
+        for (old, owner) in beacons where owner == gateway { beacons[old] = nil }
+        beacons[beacon] = gateway
+    }
+
+    /// The gateway whose own beacon `beacon` is, if any. Asked for every sighting: without gateway beacons it costs
+    /// no hashing.
+    public func gateway(advertising beacon: String) -> GatewayID? { beacons.isEmpty ? nil : beacons[beacon] }
+
+    /// One reception of `tx`'s beacon by `rx`.
+    public mutating func note(tx: GatewayID, rx: GatewayID, rssi: Int, t: Double, measuredPower: Int?) {
+        let value = Double(rssi)
+        tallies[Key(tx: tx, rx: rx), default: Tally()].count += 1
+        tallies[Key(tx: tx, rx: rx)]!.sum += value
+        tallies[Key(tx: tx, rx: rx)]!.squares += value * value
+        tallies[Key(tx: tx, rx: rx)]!.first = min(tallies[Key(tx: tx, rx: rx)]!.first, t)
+        tallies[Key(tx: tx, rx: rx)]!.last = max(tallies[Key(tx: tx, rx: rx)]!.last, t)
+        if let measuredPower { tallies[Key(tx: tx, rx: rx)]!.measuredPower = measuredPower }
+    }
+
+    /// The links for `LinkCalibration`. How many advertisements each transmitter sent is its interval (from its
+    /// status; `defaultInterval` otherwise) over the span in which any gateway heard it; a frame without a measured
+    /// power counts as `defaultPower`.
+    public func calibrationLinks(
+        intervals: [GatewayID: Double], defaultInterval: Double = 0.2, defaultPower: Double = -59
+    ) -> [LinkCalibration.Link] {
+        var spans: [GatewayID: (first: Double, last: Double)] = [:]
+        for (key, tally) in tallies {
+            let span = spans[key.tx] ?? (tally.first, tally.last)
+            spans[key.tx] = (min(span.first, tally.first), max(span.last, tally.last))
+        }
+        return tallies.sorted { ($0.key.tx.rawValue, $0.key.rx.rawValue) < ($1.key.tx.rawValue, $1.key.rx.rawValue) }
+            .map { key, tally in
+                let span = spans[key.tx].map { $0.last - $0.first } ?? 0
+                let interval = intervals[key.tx] ?? defaultInterval
+                let sent = max(tally.count, Int((span / interval).rounded()) + 1)
+                return LinkCalibration.Link(
+                    tx: key.tx, rx: key.rx, meanRSSI: tally.meanRSSI, received: tally.count, sent: sent,
+                    measuredPower: tally.measuredPower.map(Double.init) ?? defaultPower, rssiSigma: tally.rssiSigma)
+            }
+    }
+}
