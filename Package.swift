@@ -246,7 +246,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "BeaconModel", "BeaconMQTT", "BeaconDecoding", "BeaconStore", "BeaconPostgres", "BrokerTestSupport",
-                "Simulator", "BeaconAgent", "BLEScanner",
+                "Simulator", "BeaconAgent", "BLEScanner", "BeaconConfig",
             ],
             swiftSettings: swiftSettings
         ),

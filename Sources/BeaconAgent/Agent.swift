@@ -56,10 +56,15 @@ public final class Agent: Service, Sendable {
             settings: configuration.outbox, logger: logger)
         selfBeacon = Mutex(
             configuration.selfBeacon.map { settings in
-                var scanning = false
-                if case .scanner = source { scanning = true }
+                let state =
+                    switch source {
+                    case .scanner: "starting"
+                    // The simulator puts the gateway's beacon on its simulated air.
+                    case .stream: "simulated"
+                    case .none, .capture: "off"
+                    }
                 return GatewayStatus.SelfBeacon(
-                    beacon: settings.beacon, state: scanning ? "starting" : "off",
+                    beacon: settings.beacon, state: state,
                     measuredPower: settings.measuredPower, intervalMs: settings.intervalMs)
             })
         let intake = SightingIntake(regions: configuration.regions, batch: configuration.batch)

@@ -116,6 +116,7 @@ public struct HubCore: Sendable {
             gateways[gateway] = GatewayHealth(
                 online: true, heartbeatSeconds: settings.heartbeatSeconds, lastContact: now, monitored: !foreignOnly)
         }
+        for (gateway, beacon) in engine.model.gatewayBeacons { links.announce(beacon, by: gateway) }
         for zone in engine.model.zones { occupancyChanged[zone] = now }
         for gateway in engine.model.gateways { setHeartbeat(gateway, settings.heartbeatSeconds) }
     }

@@ -28,8 +28,8 @@ public struct GatewayStatus: Sendable, Hashable, Codable {
     public struct SelfBeacon: Sendable, Hashable, Codable {
         /// The beacon id it advertises (docs/mqtt.md).
         public var beacon: String
-        /// `advertising`, `starting`, `failed` (see `error`), or `off` while the agent does not scan (replay,
-        /// `--no-scan`).
+        /// `advertising`, `starting`, `failed` (see `error`), `simulated` (`beacon-sim run --gateway-beacons`), or
+        /// `off` while the agent does not scan (replay, `--no-scan`).
         public var state: String
         /// While advertising: `legacy` or `extended` (the Bluetooth 5.0 commands, for a controller that refuses the
         /// legacy ones).

@@ -117,8 +117,13 @@ public struct Venue: Sendable, Hashable, Decodable {
         public var gainOffset: Double?
         /// Simulator: a receiver that hears better in one direction; none hears alike all round.
         public var antenna: Antenna?
+        /// The beacon id the gateway advertises itself (agent.yaml `selfBeacon.beacon`), lowercase. The hub also
+        /// learns it from the gateway's status; named here, the hub knows it before the first status arrives.
+        public var beacon: String?
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case id, position, height, zone, gainOffset, antenna }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case id, position, height, zone, gainOffset, antenna, beacon
+        }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -128,6 +133,7 @@ public struct Venue: Sendable, Hashable, Decodable {
             zone = try container.decodeIfPresent(ZoneID.self, forKey: .zone)
             gainOffset = try container.decodeIfPresent(Double.self, forKey: .gainOffset)
             antenna = try container.decodeIfPresent(Antenna.self, forKey: .antenna)
+            beacon = try container.decodeIfPresent(String.self, forKey: .beacon)?.lowercased()
         }
 
         /// Simulator: a cardioid pattern facing horizontally: the gain is −frontToBack·(1 − cos θ)/2 dB, θ the angle

@@ -12,6 +12,17 @@ public struct GatewayBeacons: Sendable {
         public var rssi: Int
     }
 
+    /// The beacon id the simulator gives the `index`-th gateway (by id) of a venue: one UUID for all gateways, major
+    /// 65000, the minor counting from 1. Tags of the simulated venues use other UUIDs.
+    public static func beaconID(index: Int) -> String {
+        "ibeacon:6a7e3a1e-b0b0-4c0d-9e5e-0000000000ff:65000:\(index + 1)"
+    }
+
+    /// Each gateway's beacon id, by `beaconID(index:)` over the gateways sorted by id.
+    public var beaconIDs: [GatewayID: String] {
+        Dictionary(uniqueKeysWithValues: gateways.enumerated().map { ($0.element, Self.beaconID(index: $0.offset)) })
+    }
+
     /// The power at 1 m each gateway puts in its frame (the nominal), dBm.
     public let measuredPower: Double
     /// How far each gateway's transmitter is from that, dB.
@@ -41,27 +52,59 @@ public struct GatewayBeacons: Sendable {
     /// Every reception from `start` for `duration` seconds, in time order per link; `seed` draws fading, noise and
     /// losses.
     public func receptions(from start: Double, duration: Double, seed: UInt64) -> [Reception] {
-        var rng = SeededGenerator(seed: seed)
-        var heard: [Reception] = []
-        let settings = radio.settings
-        for tx in gateways {
-            for rx in gateways where rx != tx {
-                guard
-                    let mean = radio.meanLinkRSSI(
-                        txP0: measuredPower + (transmitOffsets[tx] ?? 0), from: tx, to: rx)
-                else { continue }
-                var fading = FadingProcess(sigma: settings.fadingSigma, tau: settings.fadingTauSeconds, using: &rng)
+        var air = Air(self, start: start, seed: seed)
+        return air.advance(until: start + duration)
+    }
+
+    /// The beacons on air, advanced step by step (a live simulation paces it to the clock): each link keeps its
+    /// fading and the time of its next advertisement.
+    public struct Air: Sendable {
+        struct Link: Sendable {
+            var tx: GatewayID
+            var rx: GatewayID
+            var mean: Double
+            var fading: FadingProcess
+            var next: Double
+        }
+
+        let beacons: GatewayBeacons
+        var links: [Link] = []
+        var rng: SeededGenerator
+
+        public init(_ beacons: GatewayBeacons, start: Double, seed: UInt64) {
+            self.beacons = beacons
+            rng = SeededGenerator(seed: seed)
+            let settings = beacons.radio.settings
+            for tx in beacons.gateways {
                 // Each transmitter starts at its own phase, as unsynchronised gateways do.
-                var t = start + Double.random(in: 0..<intervalSeconds, using: &rng)
-                while t < start + duration {
-                    let value = fading.advance(by: intervalSeconds, using: &rng)
-                    if let rssi = radio.receive(mean: mean, fading: value, using: &rng) {
-                        heard.append(Reception(t: t, tx: tx, rx: rx, rssi: rssi))
-                    }
-                    t += intervalSeconds
+                let phase = Double.random(in: 0..<beacons.intervalSeconds, using: &rng)
+                for rx in beacons.gateways where rx != tx {
+                    guard
+                        let mean = beacons.radio.meanLinkRSSI(
+                            txP0: beacons.measuredPower + (beacons.transmitOffsets[tx] ?? 0), from: tx, to: rx)
+                    else { continue }
+                    let fading = FadingProcess(
+                        sigma: settings.fadingSigma, tau: settings.fadingTauSeconds, using: &rng)
+                    links.append(Link(tx: tx, rx: rx, mean: mean, fading: fading, next: start + phase))
                 }
             }
         }
-        return heard
+
+        /// The receptions of the advertisements sent before `end`, link by link.
+        public mutating func advance(until end: Double) -> [Reception] {
+            var heard: [Reception] = []
+            let interval = beacons.intervalSeconds
+            for index in links.indices {
+                while links[index].next < end {
+                    let value = links[index].fading.advance(by: interval, using: &rng)
+                    if let rssi = beacons.radio.receive(mean: links[index].mean, fading: value, using: &rng) {
+                        heard.append(
+                            Reception(t: links[index].next, tx: links[index].tx, rx: links[index].rx, rssi: rssi))
+                    }
+                    links[index].next += interval
+                }
+            }
+            return heard
+        }
     }
 }

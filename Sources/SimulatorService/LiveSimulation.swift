@@ -18,13 +18,16 @@ public final class SimulationDriver: Service, Sendable {
     let duration: Double?
     let inputs: [GatewayID: AsyncStream<TimedReport>.Continuation]
     let truthPath: String?
+    let gatewayBeacons: Bool
     let logger: Logger
 
     init(
         venue: Venue, seed: UInt64, speed: Double, duration: Double?,
-        inputs: [GatewayID: AsyncStream<TimedReport>.Continuation], truthPath: String?, logger: Logger
+        inputs: [GatewayID: AsyncStream<TimedReport>.Continuation], truthPath: String?, gatewayBeacons: Bool,
+        logger: Logger
     ) {
         self.truthPath = truthPath
+        self.gatewayBeacons = gatewayBeacons
         self.venue = venue
         self.seed = seed
         self.speed = speed
@@ -57,6 +60,17 @@ public final class SimulationDriver: Service, Sendable {
                     [0xC0, 0x5E, 0xA0, UInt8(index >> 16 & 0xFF), UInt8(index >> 8 & 0xFF), UInt8(index & 0xFF)]
                 )
             }, uniquingKeysWith: { a, _ in a })
+        // The gateways' own beacons, in the same radio (a seed of their own: the tags' draws stay as they were).
+        let beacons = GatewayBeacons(venue: venue, radio: simulation.radio, seed: seed &+ 0x6A7E)
+        var air = gatewayBeacons ? GatewayBeacons.Air(beacons, start: start, seed: seed &+ 0x6A7F) : nil
+        let beaconIDs = beacons.beaconIDs
+        let gatewayAdvertisements = beaconIDs.mapValues {
+            AdvertisementEncoder.advertisingData(beacon: $0, txPower: Int(beacons.measuredPower))
+        }
+        let gatewayAddresses = Dictionary(
+            venue.gateways.map(\.id).sorted { $0.rawValue < $1.rawValue }.enumerated().map { index, id in
+                (id, [UInt8](arrayLiteral: 0xB8, 0x27, 0xEB, 0x00, UInt8(index >> 8 & 0xFF), UInt8(index & 0xFF)))
+            }, uniquingKeysWith: { a, _ in a })
         logger.info(
             "simulating", metadata: ["site": "\(venue.site)", "tags": "\(tags.count)", "speed": "\(speed)"])
         let clock = ContinuousClock()
@@ -79,6 +93,16 @@ public final class SimulationDriver: Service, Sendable {
                         inputs[line.gateway]?.yield(TimedReport(report: report, time: line.t))
                         sent += 1
                     }, truth: write)
+                for heard in air?.advance(until: start + elapsed) ?? [] {
+                    guard let data = gatewayAdvertisements[heard.tx] ?? nil, let address = gatewayAddresses[heard.tx]
+                    else { continue }
+                    // Non-connectable undirected (ADV_NONCONN_IND), from the gateway's public address.
+                    let report = AdvertisingReport(
+                        eventType: 3, extended: false, addressType: 0, address: address, rssi: heard.rssi,
+                        txPower: nil, data: data)
+                    inputs[heard.rx]?.yield(TimedReport(report: report, time: heard.t))
+                    sent += 1
+                }
                 try? await Task.sleep(for: .milliseconds(100))
             }
         } onGracefulShutdown: {
@@ -104,19 +128,22 @@ extension Duration {
 /// ServiceGroup, the driver last so that it stops first.
 public func buildLiveSimulation(
     venue: Venue, seed: UInt64, speed: Double, duration: Double?, host: String, port: Int, outboxDirectory: String,
-    truthPath: String? = nil, logger: Logger
+    truthPath: String? = nil, gatewayBeacons: Bool = false, logger: Logger
 ) throws -> [any Service] {
     try FileManager.default.createDirectory(atPath: outboxDirectory, withIntermediateDirectories: true)
     var services: [any Service] = []
     var inputs: [GatewayID: AsyncStream<TimedReport>.Continuation] = [:]
+    let sorted = venue.gateways.map(\.id).sorted { $0.rawValue < $1.rawValue }
     for gateway in venue.gateways {
         // The same agent.yaml an operator would write for this gateway.
+        let own = (sorted.firstIndex(of: gateway.id)).map(GatewayBeacons.beaconID(index:)) ?? ""
         let yaml = """
             gateway: \(gateway.id)
             site: \(venue.site)
             mqtt: { host: "\(host)", port: \(port), clientId: "sim-\(venue.site)-\(gateway.id)" }
             heartbeatSeconds: 10
             outbox: { path: "\(outboxDirectory)/\(gateway.id).db", resendAfterSeconds: 10, resendPerSecond: 5 }
+            \(gatewayBeacons ? "selfBeacon: { beacon: \"\(own)\", measuredPower: -59, intervalMs: 200 }" : "")
             """
         let configuration = try ConfigLoader.decode(
             AgentConfiguration.self, from: yaml, file: "simulated \(gateway.id)")
@@ -132,6 +159,6 @@ public func buildLiveSimulation(
     services.append(
         SimulationDriver(
             venue: venue, seed: seed, speed: speed, duration: duration, inputs: inputs, truthPath: truthPath,
-            logger: logger))
+            gatewayBeacons: gatewayBeacons, logger: logger))
     return services
 }

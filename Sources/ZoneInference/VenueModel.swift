@@ -30,6 +30,8 @@ public struct VenueModel: Sendable {
     public let gatewayOffset: [Double]
     public let referencePower: Double
     public let calibrated: Bool
+    /// The gateways' own beacons the venue file names (`beacon:`), by gateway.
+    public let gatewayBeacons: [GatewayID: String]
 
     public init(venue: Venue, settings: InferenceSettings, calibration: Calibration? = nil) {
         zones = venue.zones.map(\.id)
@@ -42,6 +44,9 @@ public struct VenueModel: Sendable {
         referencePower = reference
         calibrated = calibration != nil
         gatewayOffset = offsets
+        gatewayBeacons = Dictionary(
+            venue.gateways.compactMap { gateway in gateway.beacon.map { (gateway.id, $0) } },
+            uniquingKeysWith: { first, _ in first })
 
         let noZone = zones.count
         var neighbours = [[Int]](repeating: [], count: zones.count + 1)

@@ -52,6 +52,12 @@ struct BeaconSimCommand: AsyncParsableCommand {
         var gzip = false
 
         @Flag(
+            help: ArgumentHelp(
+                "With --mqtt: every gateway also advertises a beacon of its own (agent.yaml selfBeacon), heard by the "
+                    + "others through the same radio (issue 22)."))
+        var gatewayBeacons = false
+
+        @Flag(
             name: .customLong("no-oracle"),
             help: "With --out: skip oracle.jsonl and nominal.jsonl (the position oracle costs most of the run time).")
         var noOracle = false
@@ -119,7 +125,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
                 outboxDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("beacon-sim-\(UUID())").path
             let services = try buildLiveSimulation(
                 venue: venue, seed: seed, speed: speed, duration: duration, host: String(parts[0]), port: port,
-                outboxDirectory: directory, truthPath: truth, logger: logger)
+                outboxDirectory: directory, truthPath: truth, gatewayBeacons: gatewayBeacons, logger: logger)
             var configurations = services.dropLast().map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
             if let driver = services.last {
                 configurations.append(.init(service: driver, successTerminationBehavior: .gracefullyShutdownGroup))

@@ -1,0 +1,77 @@
+import BeaconConfig
+import BeaconMQTT
+import BeaconModel
+import BrokerTestSupport
+import Foundation
+import Simulator
+import Testing
+
+/// Gateways as beacons end to end (issue 22): `beacon-sim run --gateway-beacons` puts every gateway's own beacon on the
+/// simulated air, its agent announces it in the retained status, the other agents publish what they hear of it, and
+/// the hub keeps those sightings as gateway-to-gateway links, never as tags. Part of the serialized hub suite: a second
+/// simulated museum beside another would starve both on two cores.
+extension HubServiceTests {
+    @Test func theMuseumsGatewaysHearEachOtherAndAreNotTags() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gwbeacons-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broker = try MosquittoBroker()
+        try await broker.start()
+        // The museum with its gateways' beacons named, as the simulator numbers them (by gateway id): the hub knows
+        // them before the first status, so no ordering of status and batches can make a gateway a tag.
+        let museum = try VenueLoader.load(from: "\(Self.root.path)/config/venues/museum.yaml")
+        var venueText = try String(
+            contentsOf: Self.root.appendingPathComponent("config/venues/museum.yaml"), encoding: .utf8)
+        for (index, id) in museum.gateways.map(\.id.rawValue).sorted().enumerated() {
+            venueText = venueText.replacingOccurrences(
+                of: "id: \(id),", with: "id: \(id), beacon: \"\(GatewayBeacons.beaconID(index: index))\",")
+        }
+        let venue = directory.appendingPathComponent("museum.yaml").path
+        try venueText.write(toFile: venue, atomically: true, encoding: .utf8)
+        #expect(try VenueLoader.load(from: venue).gateways.allSatisfy { $0.beacon != nil })
+        let config = directory.appendingPathComponent("hub.yaml").path
+        try """
+        hub: hub-1
+        site: museum
+        venue: \(venue)
+        mqtt: { host: 127.0.0.1, port: \(broker.port) }
+        regions: [{ id: everything, ibeacon: { uuid: 6A7E3A1E-B0B0-4C0D-9E5E-0000000000FF } }]
+        live: { tickSeconds: 0.2, statusSeconds: 1 }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let (hubWatcher, hubStatuses) = try await watch(broker, "beacontracker/museum/hub/status")
+        let (stateWatcher, states) = try await watch(broker, "beacontracker/museum/tags/+/state")
+        let (gatewayWatcher, gatewayStatuses) = try await watch(broker, "beacontracker/museum/gateways/+/status")
+        let hub = try Programs.Running("beacon-hub", ["run", "--config", config])
+        #expect(await hubStatuses.first(within: .seconds(60)) { $0.text.contains("\"online\"") } != nil, "\(hub.text)")
+        let sim = try Programs.Running(
+            "beacon-sim",
+            [
+                "run", "\(Self.root.path)/config/venues/museum.yaml", "--mqtt", "127.0.0.1:\(broker.port)",
+                "--duration", "600", "--gateway-beacons", "--outbox-dir",
+                directory.appendingPathComponent("outboxes").path,
+            ])
+
+        // The hub counts the gateways' beacons apart, and keeps counting.
+        let counted = await hubStatuses.first(within: .seconds(120)) { message in
+            let status = try? ContractCoding.decode(HubStatus.self, from: message.payload)
+            return (status?.ingest?.gatewayBeacons ?? 0) >= 200
+        }
+        #expect(counted != nil, "hub: \(hub.text.suffix(2000)) sim: \(sim.text.suffix(2000))")
+        let announced = gatewayStatuses.messages.compactMap {
+            try? ContractCoding.decode(GatewayStatus.self, from: $0.payload).selfBeacon
+        }
+        #expect(announced.contains { $0.state == "simulated" && $0.beacon.hasPrefix("ibeacon:6a7e3a1e") })
+        // A region covers the gateways' UUID, yet no gateway became a tag.
+        #expect(!states.messages.contains { $0.topic.contains("6a7e3a1e") || $0.text.contains("6a7e3a1e") })
+        #expect(!states.messages.isEmpty, "the museum's tags are tracked")
+
+        sim.signal(SIGTERM)
+        #expect(await sim.waitForExit(timeout: .seconds(60)) == 0, "\(sim.text.suffix(2000))")
+        hub.signal(SIGTERM)
+        #expect(await hub.waitForExit(timeout: .seconds(60)) == 0, "\(hub.text.suffix(2000))")
+        await hubWatcher.shutdown()
+        await stateWatcher.shutdown()
+        await gatewayWatcher.shutdown()
+        await broker.stop()
+    }
+}
