@@ -40,10 +40,12 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
         enum CodingKeys: String, CodingKey, CaseIterable { case beacon, measuredPower, intervalMs, txPower }
 
         public init(beacon: String, measuredPower: Int = -59, intervalMs: Double = 200, txPower: Int? = nil) throws {
-            guard let data = AdvertisementEncoder.advertisingData(beacon: beacon, txPower: measuredPower) else {
+            // The canonical form other gateways' decoders give (lowercase hex), which the hub matches it against.
+            let canonical = beacon.lowercased()
+            guard let data = AdvertisementEncoder.advertisingData(beacon: canonical, txPower: measuredPower) else {
                 throw SelfBeaconError(beacon: beacon)
             }
-            self.beacon = beacon
+            self.beacon = canonical
             self.measuredPower = measuredPower
             self.intervalMs = intervalMs
             self.txPower = txPower

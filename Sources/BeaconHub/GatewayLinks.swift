@@ -43,7 +43,9 @@ public struct GatewayLinks: Sendable, Hashable {
 
     /// Records that `gateway` advertises `beacon` (from its status); a gateway that changed its beacon loses the old
     /// one, and a beacon another gateway had announced moves to this one.
-    public mutating func announce(_ beacon: String, by gateway: GatewayID) {
+    public mutating func announce(_ announced: String, by gateway: GatewayID) {
+        // Beacon ids are lowercase as decoders write them; an operator may have typed the UUID in capitals.
+        let beacon = announced.lowercased()
         guard beacons[beacon] != gateway else { return }
         for (old, owner) in beacons where owner == gateway { beacons[old] = nil }
         beacons[beacon] = gateway

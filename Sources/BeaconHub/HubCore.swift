@@ -293,7 +293,8 @@ public struct HubCore: Sendable {
         }
         health.monitored = true
         health.boot = status.boot
-        if let own = status.selfBeacon {
+        if var own = status.selfBeacon {
+            own.beacon = own.beacon.lowercased()
             health.selfBeacon = own
             links.announce(own.beacon, by: status.gateway)
         }

@@ -60,6 +60,9 @@ import Testing
         #expect(beacon.intervalMs == 300 && beacon.txPower == nil)
         #expect(beacon.advertisingData.count == 30)
         #expect(try load("gateway: gw-1\nsite: demo\n").selfBeacon == nil)
+        // Typed in capitals, kept as the decoders of the other gateways write it.
+        let capitals = try load("gateway: gw-1\nsite: demo\nselfBeacon:\n  beacon: \(id.uppercased())\n")
+        #expect(capitals.selfBeacon?.beacon == id)
 
         let url = try #require(
             failure("gateway: gw-1\nsite: demo\nselfBeacon:\n  beacon: eddystone-url:https://example.com\n"))

@@ -238,8 +238,10 @@ import ZoneInference
         var core = try Self.core(regions: [TagRegion(id: "all", prefix: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
         )
         var status = GatewayStatus(gateway: "gw-b", state: .online, boot: "boot-b", t: Self.t0, heartbeatSeconds: 10)
+        // Announced with the UUID in capitals (an older agent, a hand-written status): still the same beacon.
         status.selfBeacon = GatewayStatus.SelfBeacon(
-            beacon: own, state: "advertising", measuredPower: -60, intervalMs: 500)
+            beacon: own.replacingOccurrences(of: "e2c56db5", with: "E2C56DB5"), state: "advertising",
+            measuredPower: -60, intervalMs: 500)
         core.apply(.gatewayStatus(status), at: Self.t0)
         for second in 0..<10 {
             let t = Self.t0 + Double(second)
