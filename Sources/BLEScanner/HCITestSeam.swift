@@ -66,7 +66,7 @@ public enum HCITestSeam {
             throw HCIError.fromErrno(errno, adapter: "test socket pair")
         }
         // Stamped when written, as the HCI socket stamps packets when the kernel receives them (a unix socket stamps
-        // at send only when the receiving end already asked for timestamps; the shim asks again when it opens it).
+        // at send only when the receiving end already asked for timestamps, so it asks before any packet is written).
         var one: Int32 = 1
         setsockopt(ends[0], SOL_SOCKET, SO_TIMESTAMP, &one, socklen_t(MemoryLayout<Int32>.size))
         cbt_inject_descriptor(ends[0])

@@ -14,6 +14,9 @@ public enum AdvertisementSource: Sendable {
     /// Reports handed in by another component (the simulator plays its gateways through this), until it finishes.
     case stream(AsyncStream<TimedReport>)
 
+    /// Replay's slices when none is given: `scanner.sliceMs`'s default.
+    public static let defaultSlice = Duration.milliseconds(Int(AgentConfiguration.ScannerSettings().sliceMs))
+
     /// Opens a capture file for replay, naming it in the error.
     public static func openCapture(_ path: String) throws -> BTSnoopFileReader {
         try BTSnoopFileReader(path: path)
@@ -28,7 +31,7 @@ public enum AdvertisementSource: Sendable {
     /// that thread's one wake-up, not a timer's and a worker's. Cancelling the calling task stops the replay within
     /// 100 ms.
     public static func replay(
-        _ capture: BTSnoopFileReader, speed: Double, keepTimes: Bool, slice: Duration = .milliseconds(50),
+        _ capture: BTSnoopFileReader, speed: Double, keepTimes: Bool, slice: Duration = defaultSlice,
         deliver: @escaping @Sendable ([TimedHCIEvent]) -> Void
     ) async throws {
         let stopped = Atomic<Bool>(false)

@@ -259,8 +259,9 @@ public final class Agent: Service, Sendable {
                 updated.txPower = nil
                 updated.error = reason
             }
-            defer { beacon = updated }
-            return (updated != beacon, updated.beacon)
+            let changed = updated != beacon
+            beacon = updated
+            return (changed, updated.beacon)
         }
         guard changed else { return }
         switch state {

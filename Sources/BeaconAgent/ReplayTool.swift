@@ -15,7 +15,7 @@ public enum ReplayTool {
         var sightings: [Sighting] = []
         // A command-line tool with nothing else to run: the pacing sleeps on the calling thread.
         try AdvertisementSource.pace(
-            capture, speed: speed, keepTimes: true, slice: .milliseconds(20), isStopped: { false }
+            capture, speed: speed, keepTimes: true, slice: AdvertisementSource.defaultSlice, isStopped: { false }
         ) { slice in
             for timed in slice {
                 if pipeline.process(event: timed.event, at: timed.time, into: &sightings) == .malformed {

@@ -115,33 +115,24 @@ final class SightingIntake: Sendable {
     var deadline: Double? { state.withLock { $0.batcher.deadline } }
 
     /// Closes the open batch when it is due.
-    func tick(now: Double) {
-        let closed = state.withLock { state -> Bool in
-            guard let batch = state.batcher.due(now: now) else { return false }
-            Self.enqueue(batch, in: &state, limit: maxWaitingBatches)
-            return true
-        }
-        if closed { batchReady.signal() }
-    }
+    func tick(now: Double) { close { $0.due(now: now) } }
 
     /// Closes whatever is open (the end of a replay).
-    func flush() {
-        let closed = state.withLock { state -> Bool in
-            guard let batch = state.batcher.flush() else { return false }
-            Self.enqueue(batch, in: &state, limit: maxWaitingBatches)
-            return true
-        }
-        if closed { batchReady.signal() }
-    }
+    func flush() { close { $0.flush() } }
 
     /// Closes whatever is open and lets the storing task end once it has stored every waiting batch (shutdown, after
     /// the source stopped).
-    func finish() {
-        state.withLock { state in
-            if let batch = state.batcher.flush() { Self.enqueue(batch, in: &state, limit: maxWaitingBatches) }
-            state.finished = true
+    func finish() { close(finishing: true) { $0.flush() } }
+
+    /// Queues the batch `take` closes, if any, for the storing task and wakes it (always when `finishing`).
+    private func close(finishing: Bool = false, _ take: (inout SightingBatcher) -> [Sighting]?) {
+        let closed = state.withLock { state -> Bool in
+            if finishing { state.finished = true }
+            guard let batch = take(&state.batcher) else { return false }
+            Self.enqueue(batch, in: &state, limit: maxWaitingBatches)
+            return true
         }
-        batchReady.signal()
+        if closed || finishing { batchReady.signal() }
     }
 
     /// The closed batches waiting to be stored, oldest first, and whether `finish()` was called (with nothing waiting:

@@ -58,12 +58,15 @@ public struct GatewayLinks: Sendable, Hashable {
     /// One reception of `tx`'s beacon by `rx`.
     public mutating func note(tx: GatewayID, rx: GatewayID, rssi: Int, t: Double, measuredPower: Int?) {
         let value = Double(rssi)
-        tallies[Key(tx: tx, rx: rx), default: Tally()].count += 1
-        tallies[Key(tx: tx, rx: rx)]!.sum += value
-        tallies[Key(tx: tx, rx: rx)]!.squares += value * value
-        tallies[Key(tx: tx, rx: rx)]!.first = min(tallies[Key(tx: tx, rx: rx)]!.first, t)
-        tallies[Key(tx: tx, rx: rx)]!.last = max(tallies[Key(tx: tx, rx: rx)]!.last, t)
-        if let measuredPower { tallies[Key(tx: tx, rx: rx)]!.measuredPower = measuredPower }
+        let key = Key(tx: tx, rx: rx)
+        var tally = tallies[key] ?? Tally()
+        tally.count += 1
+        tally.sum += value
+        tally.squares += value * value
+        tally.first = min(tally.first, t)
+        tally.last = max(tally.last, t)
+        if let measuredPower { tally.measuredPower = measuredPower }
+        tallies[key] = tally
     }
 
     /// The links for `LinkCalibration`. How many advertisements each transmitter sent is its interval (from its

@@ -55,12 +55,9 @@ int cbt_open_device(int dev_id, int *error_out) {
     if (injected) { *error_out = injected; return -1; }
     int one = 1;
     int seam = seam_fd();
-    if (seam >= 0) {
-        // The seam's socket pair stamps packets with SO_TIMESTAMP, as the HCI socket does with HCI_TIME_STAMP.
-        int fd = dup(seam);
-        if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &one, sizeof(one));
-        return fd;
-    }
+    // The seam's socket pair already stamps packets (SO_TIMESTAMP, set where it is made), as the HCI socket does with
+    // HCI_TIME_STAMP below.
+    if (seam >= 0) return dup(seam);
     int fd = hci_open_dev(dev_id);
     if (fd < 0) {
         *error_out = errno;
