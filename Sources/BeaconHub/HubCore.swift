@@ -397,6 +397,7 @@ public struct HubCore: Sendable {
         lag.roll(at: now)
         counters.lagSeconds = (lag.seconds * 10).rounded() / 10
         engine.advance(to: now - holdback, events: &events)
+        learnFromLinks(at: now - holdback)
         watchGaps(at: now)
         flushEvents()
         guard publishing, connected else { return }
@@ -410,6 +411,19 @@ public struct HubCore: Sendable {
             queue(occupancy, to: topics.zoneOccupancy(zone), retain: true)
         }
         dirtyZones.removeAll()
+    }
+
+    /// Fits the gateways' links when due and hands the engine what they taught (`inference.linkFitSeconds`).
+    mutating func learnFromLinks(at t: Double) {
+        var intervals: [GatewayID: Double] = [:]
+        for (gateway, health) in gateways {
+            if let ms = health.selfBeacon?.intervalMs { intervals[gateway] = ms / 1000 }
+        }
+        if let learned = links.fitIfDue(
+            at: t, venue: engine.venue, settings: engine.settings, intervals: intervals)
+        {
+            engine.apply(learned)
+        }
     }
 
     /// How far behind the hub's clock the engine's runs: the delivery lag beyond its first second (a normal batch

@@ -18,6 +18,11 @@ public enum ReplayTool {
         /// Scan time covered.
         public var from: Double?
         public var to: Double?
+        /// Sightings of the gateways' own beacons (the venue file's `beacon:`): links, not tags; and the last fit of
+        /// them, when one was made.
+        public var gatewayBeacons = 0
+        public var linkFit: LinkCalibration.Result?
+        public var linkFits = 0
     }
 
     /// Replays `inputPath` through the configuration's engine, writing one event line per event to `eventsPath`.
@@ -60,6 +65,10 @@ public enum ReplayTool {
         var first: Double?
         var last: Double?
         var journal = HubJournal()
+        var links = GatewayLinks()
+        for (gateway, beacon) in engine.model.gatewayBeacons { links.announce(beacon, by: gateway) }
+        var gatewayBeacons = 0
+        var linkFits = 0
         var keys: [String: String] = [:]
         var storedRows = 0
         var commits = 0
@@ -94,6 +103,22 @@ public enum ReplayTool {
         ) { sighting in
             if first == nil { first = sighting.t }
             last = max(last ?? sighting.t, sighting.t)
+            // As the live hub: the gateways' links are fitted as time goes on, and what they teach goes to the engine.
+            if let learned = links.fitIfDue(
+                at: sighting.t, venue: engine.venue, settings: engine.settings, intervals: [:])
+            {
+                engine.apply(learned)
+                linkFits += 1
+            }
+            if let tx = links.gateway(advertising: sighting.beacon) {
+                if tx != sighting.gateway {
+                    links.note(
+                        tx: tx, rx: sighting.gateway, rssi: sighting.rssi, t: sighting.t,
+                        measuredPower: sighting.txPower)
+                }
+                gatewayBeacons += 1
+                return
+            }
             engine.ingest(sighting, events: &events)
             if let history, history.rawSightings {
                 journal.sightings.append(
@@ -112,7 +137,8 @@ public enum ReplayTool {
         return Summary(
             input: input, counters: engine.counters, events: written,
             wallSeconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, storedRows: storedRows,
-            commits: commits, from: first, to: last)
+            commits: commits, from: first, to: last, gatewayBeacons: gatewayBeacons, linkFit: links.fit,
+            linkFits: linkFits)
     }
 }
 
@@ -140,6 +166,19 @@ extension ReplayTool {
             "  \(summary.events) events: "
                 + counters.events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
         ]
+        if summary.gatewayBeacons > 0 {
+            var line = "  gateways' own beacons: \(summary.gatewayBeacons) sightings (links, not tags)"
+            if let fit = summary.linkFit {
+                let gains = fit.receiveGains.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                    "\($0.key) \(String(format: "%+.1f", $0.value.value))±\(String(format: "%.1f", $0.value.sigma))"
+                }
+                line +=
+                    "; \(summary.linkFits) fits applied; last: \(fit.linksUsed) links, residual "
+                    + "\(String(format: "%.1f", fit.residualSigma)) dB, exponent "
+                    + "\(String(format: "%.2f", fit.pathLossExponent.value)), gains (dB) \(gains.joined(separator: ", "))"
+            }
+            lines.append(line)
+        }
         if summary.commits > 0 {
             lines.append("  history: \(summary.storedRows) rows in \(summary.commits) commits")
         }

@@ -1,4 +1,5 @@
 import BeaconModel
+import Foundation
 
 /// Gateways as beacons (issue 22): every gateway advertises a beacon of its own, and every other gateway hears it
 /// through the same radio as the tags (path loss, walls, static shadowing, the receiver's gain, fading, noise,
@@ -16,6 +17,26 @@ public struct GatewayBeacons: Sendable {
     /// 65000, the minor counting from 1. Tags of the simulated venues use other UUIDs.
     public static func beaconID(index: Int) -> String {
         "ibeacon:6a7e3a1e-b0b0-4c0d-9e5e-0000000000ff:65000:\(index + 1)"
+    }
+
+    /// A venue file in the generator's flow style (one `- { id: …` line per gateway) with every gateway's own beacon
+    /// named (`beacon:`, by `beaconID(index:)`), so that a hub replaying the run knows them from the file.
+    public static func namingBeacons(inVenueFile text: String) -> String {
+        var lines = text.components(separatedBy: "\n")
+        var inGateways = false
+        var gatewayLines: [(line: Int, id: String)] = []
+        for (index, line) in lines.enumerated() {
+            if !line.hasPrefix(" ") { inGateways = line == "gateways:" }
+            guard inGateways, line.hasPrefix("  - { id: "), let comma = line.firstIndex(of: ",") else { continue }
+            gatewayLines.append((index, String(line[line.index(line.startIndex, offsetBy: 10)..<comma])))
+        }
+        let order = gatewayLines.map(\.id).sorted()
+        for (line, id) in gatewayLines {
+            let beacon = beaconID(index: order.firstIndex(of: id)!)
+            lines[line] = lines[line].replacingOccurrences(
+                of: "{ id: \(id), ", with: "{ id: \(id), beacon: \"\(beacon)\", ")
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// Each gateway's beacon id, by `beaconID(index:)` over the gateways sorted by id.

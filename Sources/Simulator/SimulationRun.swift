@@ -20,11 +20,13 @@ public enum SimulationRun {
         /// Lines of `near-boundary.jsonl`, and the seconds of `wallSeconds` spent finding them.
         public var nearBoundaryIntervals = 0
         public var nearBoundarySeconds = 0.0
+        /// Of `sightings`, the gateways' sightings of each other's own beacons (`gatewayBeacons`).
+        public var gatewayBeaconSightings = 0
     }
 
     public static func writeFiles(
         venue: Venue, seed: UInt64, start: Double, duration: Double, directory: String, gzip: Bool,
-        oracle: Bool = false
+        oracle: Bool = false, gatewayBeacons: Bool = false
     ) throws -> Summary {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let suffix = gzip ? ".jsonl.gz" : ".jsonl"
@@ -55,6 +57,37 @@ public enum SimulationRun {
             }
         }
         var oracleTime = clock.now - building
+        // The gateways' own beacons (issue 22), in the same radio, with seeds of their own (the tags' draws stay as
+        // they were): written in time order among the tags' sightings, each as its hearer's sighting of the beacon
+        // the venue file names for the gateway (`beacon:`), or the simulator's own id.
+        let beacons = GatewayBeacons(venue: venue, radio: simulation.radio, seed: seed &+ 0x6A7E)
+        var air = gatewayBeacons ? GatewayBeacons.Air(beacons, start: start, seed: seed &+ 0x6A7F) : nil
+        var beaconIDs = beacons.beaconIDs
+        for gateway in venue.gateways { if let own = gateway.beacon { beaconIDs[gateway.id] = own.lowercased() } }
+        var airHorizon = start
+        var onAir: [GatewayBeacons.Reception] = []
+        var onAirNext = 0
+        var gatewaySightings = 0
+        func writeAir(through t: Double) {
+            guard air != nil else { return }
+            while airHorizon <= t {
+                airHorizon += 1
+                onAir.removeFirst(onAirNext)
+                onAirNext = 0
+                onAir += air!.advance(until: airHorizon)
+                onAir.sort { $0.t < $1.t }
+            }
+            while onAirNext < onAir.count && onAir[onAirNext].t <= t {
+                let heard = onAir[onAirNext]
+                onAirNext += 1
+                gatewaySightings += 1
+                sightings.write(
+                    line(
+                        for: SightingLine(
+                            t: heard.t, gateway: heard.rx, beacon: beaconIDs[heard.tx] ?? "", rssi: heard.rssi,
+                            txPower: Int(beacons.measuredPower))))
+            }
+        }
         var events: [ZoneEvent] = []
         func writeEvents(_ writer: LineFileWriter) {
             for event in events {
@@ -65,6 +98,7 @@ public enum SimulationRun {
         simulation.run(
             until: start + duration,
             sighting: { sighting in
+                writeAir(through: sighting.t)
                 sightings.write(line(for: sighting))
                 guard !oracles.isEmpty else { return }
                 let before = clock.now
@@ -77,6 +111,7 @@ public enum SimulationRun {
             truth: { interval in
                 if let data = try? encoder.encode(interval) { truth.write(String(decoding: data, as: UTF8.self)) }
             })
+        writeAir(through: start + duration - 1e-9)
         for index in oracles.indices {
             oracles[index].filter.finish(at: start + duration, events: &events)
             writeEvents(oracles[index].writer)
@@ -88,7 +123,7 @@ public enum SimulationRun {
             sightings: sightings.lines, truthIntervals: truth.lines, tags: simulation.tags.count,
             gateways: venue.gateways.count, wallSeconds: seconds(clock.now - began), oracleSeconds: seconds(oracleTime),
             oracleCells: oracles.first?.filter.cells, nearBoundaryIntervals: near.count,
-            nearBoundarySeconds: seconds(nearTime))
+            nearBoundarySeconds: seconds(nearTime), gatewayBeaconSightings: gatewaySightings)
     }
 
     private static func seconds(_ duration: Duration) -> Double {

@@ -80,6 +80,11 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     /// `position`: learn per gateway and 3 m tile what the map misses (gains, antennas, shadowing) from tags the
     /// engine is sure of.
     public var learnsMap = false
+    /// Gateways' own beacons (issue 22): how often the links are fitted and what they taught is applied to the levels
+    /// the engine expects (seconds of sighting time; 0: never applied, the fit is still reported), and how much of the
+    /// links' past the fit takes (seconds).
+    public var linkFitSeconds = 300.0
+    public var linkWindowSeconds = 1800.0
 
     public init() {}
 
@@ -101,7 +106,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         case sensitivity, tagOffsetSigmaDB, stayedSeconds, reorderWindowSeconds, maxWalkingSpeed, strongMarginDB
         case cloneDistanceMetres, tickSeconds, bodyLossDB, residualCap, calibrationWeight, unknownPowerSigmaDB
         case cellMetres, readingWeight, stayShare, maxCells, offsetSeconds, learnsExponent, probeTags
-        case learnsMap
+        case learnsMap, linkFitSeconds, linkWindowSeconds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -146,5 +151,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         learnsExponent = try container.decodeIfPresent(Bool.self, forKey: .learnsExponent) ?? learnsExponent
         learnsMap = try container.decodeIfPresent(Bool.self, forKey: .learnsMap) ?? learnsMap
         probeTags = Int(try value(.probeTags, Double(probeTags), 1...1000))
+        linkFitSeconds = try value(.linkFitSeconds, linkFitSeconds, 0...86_400)
+        linkWindowSeconds = try value(.linkWindowSeconds, linkWindowSeconds, 60...604_800)
     }
 }

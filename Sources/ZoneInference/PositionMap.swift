@@ -48,10 +48,12 @@ struct PositionMap: Sendable {
     /// What the calibration's fit found per gateway (empty without a calibration route).
     let fits: [GatewayFit]
 
-    /// `exponent` overrides the settings' `pathLossExponent`; `grid` is shared by the maps of one venue. With a
-    /// `calibration` that has route points, the levels are fitted to them.
+    /// `exponent` overrides the settings' `pathLossExponent`; `grid` is shared by the maps of one venue. `learned`
+    /// gives walls their learned losses and gateways their learned gains; with a `calibration` that has route points,
+    /// the levels are then fitted to them (the learned gain is where a gateway's fit starts).
     init(
-        venue: Venue, settings: InferenceSettings, grid: FloorGrid, exponent: Double, calibration: Calibration? = nil
+        venue: Venue, settings: InferenceSettings, grid: FloorGrid, exponent: Double, calibration: Calibration? = nil,
+        learned: LearnedRadio? = nil
     ) {
         var settings = settings
         settings.pathLossExponent = exponent
@@ -62,11 +64,17 @@ struct PositionMap: Sendable {
         sensitivity = Float(settings.sensitivity)
         var level = [Float](repeating: -200, count: venue.gateways.count * count)
         // The walls the hub knows are the venue file's; their loss is the material's published middle, not any
-        // `attenuation` the file gives (that is the simulator's truth; the fit learns the rest).
-        let walls = venue.walls.map { (segment: $0.segment, loss: $0.material.defaultAttenuation) }
+        // `attenuation` the file gives (that is the simulator's truth; the fit learns the rest), unless the links
+        // measured it.
+        let walls = venue.walls.enumerated().map { index, wall in
+            (segment: wall.segment, loss: learned?.wallLosses[index] ?? wall.material.defaultAttenuation)
+        }
         let reachMetres = Self.reach(settings: settings)
         for (g, gateway) in venue.gateways.enumerated() {
             let near = walls.filter { $0.segment.distance(to: gateway.position) <= reachMetres }
+            // A calibration without a route gives gains only (its offsets); one with a route fits them below.
+            let walked = calibration?.points?.isEmpty ?? true ? calibration?.gatewayOffsets[gateway.id.rawValue] : nil
+            let gain = walked ?? learned?.gains[gateway.id.rawValue] ?? 0
             for c in 0..<count {
                 let point = grid.centre(c)
                 let dx = point.x - gateway.position.x
@@ -74,7 +82,7 @@ struct PositionMap: Sendable {
                 guard dx * dx + dy * dy <= reachMetres * reachMetres else { continue }
                 let dz = gateway.height - 1.2
                 let distance = max(0.5, (dx * dx + dy * dy + dz * dz).squareRoot())
-                var value = -10 * settings.pathLossExponent * log10(distance)
+                var value = gain - 10 * settings.pathLossExponent * log10(distance)
                 let path = Segment(point, gateway.position)
                 for wall in near where Self.boxesMeet(path, wall.segment) && path.intersects(wall.segment) {
                     value -= wall.loss

@@ -19,8 +19,12 @@ struct PositionState: Sendable {
     init() {}
 
     /// The maps of every candidate exponent for `venue`, and their buffers.
-    init(venue: Venue, model: VenueModel, settings: InferenceSettings, calibration: Calibration? = nil) {
-        let (maps, choice) = ZoneEngine.positionMaps(venue: venue, settings: settings, calibration: calibration)
+    init(
+        venue: Venue, model: VenueModel, settings: InferenceSettings, calibration: Calibration? = nil,
+        learned: LearnedRadio? = nil
+    ) {
+        let (maps, choice) = ZoneEngine.positionMaps(
+            venue: venue, settings: settings, calibration: calibration, learned: learned)
         self.maps = maps
         self.choice = choice
         evidence = [Double](repeating: 0, count: maps.count)

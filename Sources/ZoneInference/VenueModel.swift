@@ -26,21 +26,26 @@ public struct VenueModel: Sendable {
     let missPenalty: [Float]
     /// Per state, the gateways whose silence says something (missPenalty below −0.05).
     let audible: [[Int32]]
-    /// Calibration's gateway offsets, dB (0 without calibration).
+    /// Calibration's gateway offsets, dB, or where it has none what was learned (`LearnedRadio.gains`); else 0.
     public let gatewayOffset: [Double]
     public let referencePower: Double
     public let calibrated: Bool
     /// The gateways' own beacons the venue file names (`beacon:`), by gateway.
     public let gatewayBeacons: [GatewayID: String]
 
-    public init(venue: Venue, settings: InferenceSettings, calibration: Calibration? = nil) {
+    /// `learned`: gains learned from the gateways' links, for the gateways the calibration gives no offset.
+    public init(
+        venue: Venue, settings: InferenceSettings, calibration: Calibration? = nil, learned: LearnedRadio? = nil
+    ) {
         zones = venue.zones.map(\.id)
         gateways = venue.gateways.map(\.id)
         gatewayIndex = Dictionary(uniqueKeysWithValues: gateways.enumerated().map { ($1, $0) })
         let zoneIndex = Dictionary(uniqueKeysWithValues: zones.enumerated().map { ($1, $0) })
         gatewayZone = venue.gateways.map { $0.zone.flatMap { zoneIndex[$0] } }
         let reference = calibration?.referencePower ?? settings.referencePower
-        let offsets = venue.gateways.map { calibration?.gatewayOffsets[$0.id.rawValue] ?? 0 }
+        let offsets = venue.gateways.map {
+            calibration?.gatewayOffsets[$0.id.rawValue] ?? learned?.gains[$0.id.rawValue] ?? 0
+        }
         referencePower = reference
         calibrated = calibration != nil
         gatewayOffset = offsets

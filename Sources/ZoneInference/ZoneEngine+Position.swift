@@ -33,18 +33,20 @@ extension ZoneEngine {
     /// The maps of every candidate exponent over one grid, and the one to start from: nearest `pathLossExponent`.
     /// With a calibration route, every map is fitted to it and the one to start from is the one that fitted it best
     /// (least residual after each gateway's gain).
+    /// `learned` (the gateways' links) goes into every map, and its exponent, if any, is the one to start from.
     static func positionMaps(
-        venue: Venue, settings: InferenceSettings, calibration: Calibration? = nil
+        venue: Venue, settings: InferenceSettings, calibration: Calibration? = nil, learned: LearnedRadio? = nil
     ) -> (maps: [PositionMap], choice: Int) {
         let grid = FloorGrid(
             venue: venue, reach: settings.maxWalkingSpeed * settings.tickSeconds, cellSide: settings.cellMetres)
         let exponents = settings.learnsExponent ? candidateExponents : [settings.pathLossExponent]
         let maps = exponents.map {
-            PositionMap(venue: venue, settings: settings, grid: grid, exponent: $0, calibration: calibration)
+            PositionMap(
+                venue: venue, settings: settings, grid: grid, exponent: $0, calibration: calibration, learned: learned)
         }
         var choice = 0
-        for (k, exponent) in exponents.enumerated()
-        where abs(exponent - settings.pathLossExponent) < abs(exponents[choice] - settings.pathLossExponent) {
+        let start = learned?.pathLossExponent ?? settings.pathLossExponent
+        for (k, exponent) in exponents.enumerated() where abs(exponent - start) < abs(exponents[choice] - start) {
             choice = k
         }
         if !maps[0].fits.isEmpty {

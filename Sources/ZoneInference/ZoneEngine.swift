@@ -34,8 +34,13 @@ public struct ZoneEngine: Sendable {
         public var events: [String: Int] = [:]
     }
 
-    public let model: VenueModel
+    public internal(set) var model: VenueModel
     public let settings: InferenceSettings
+    /// The venue and calibration file the engine was made from, kept to fold in what is learned later.
+    public let venue: Venue
+    let calibration: Calibration?
+    /// What the gateways' links taught (`apply(_:)`); empty until then.
+    public internal(set) var learned = LearnedRadio()
     public let directory: TagDirectory
     public internal(set) var counters = Counters()
     /// The engine's clock: the latest time passed to `advance(to:)`.
@@ -92,6 +97,8 @@ public struct ZoneEngine: Sendable {
         self.model = model
         self.settings = settings
         self.directory = directory
+        self.venue = venue
+        self.calibration = calibration
         let count = model.gateways.count
         var distant = [Bool](repeating: false, count: count * count)
         for a in 0..<count {

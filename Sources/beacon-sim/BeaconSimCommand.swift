@@ -53,8 +53,9 @@ struct BeaconSimCommand: AsyncParsableCommand {
 
         @Flag(
             help: ArgumentHelp(
-                "With --mqtt: every gateway also advertises a beacon of its own (agent.yaml selfBeacon), heard by the "
-                    + "others through the same radio (issue 22)."))
+                "Every gateway also advertises a beacon of its own (agent.yaml selfBeacon; the venue file's beacon: "
+                    + "where it names one), heard by the others through the same radio (issue 22). With --out its "
+                    + "sightings go into sightings.jsonl among the tags'."))
         var gatewayBeacons = false
 
         @Flag(
@@ -93,13 +94,17 @@ struct BeaconSimCommand: AsyncParsableCommand {
             let begin = start ?? Date().timeIntervalSince1970.rounded(.down)
             let summary = try SimulationRun.writeFiles(
                 venue: loaded, seed: seed, start: begin, duration: seconds ?? 3600, directory: out, gzip: gzip,
-                oracle: !noOracle)
+                oracle: !noOracle, gatewayBeacons: gatewayBeacons)
             let simulating = summary.wallSeconds - summary.oracleSeconds - summary.nearBoundarySeconds
             let rate = Double(summary.sightings) / max(simulating, 1e-9)
             print(
                 "beacon-sim: \(loaded.site): \(summary.tags) tags, \(summary.gateways) gateways, \(duration) simulated"
                     + " in \(String(format: "%.1f", summary.wallSeconds)) s: \(summary.sightings) sightings"
                     + " (\(Int(rate)) sightings/s), \(summary.truthIntervals) truth intervals → \(out)")
+            if gatewayBeacons {
+                print(
+                    "beacon-sim: of those, \(summary.gatewayBeaconSightings) sightings of the gateways' own beacons")
+            }
             print(
                 "beacon-sim: \(summary.nearBoundaryIntervals) near-boundary intervals (positions every"
                     + " \(VenueSimulation.positionStep) s) in \(String(format: "%.2f", summary.nearBoundarySeconds)) s")

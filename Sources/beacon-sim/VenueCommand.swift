@@ -23,6 +23,12 @@ struct VenueCommand: ParsableCommand {
     @Option(help: "Where to write the venue file (default: standard output).")
     var out: String?
 
+    @Flag(
+        help: ArgumentHelp(
+            "Name each gateway's own beacon (beacon:), the ids `beacon-sim run --gateway-beacons` advertises, so that "
+                + "`beacon-hub replay` keeps them as links (issue 22)."))
+    var gatewayBeacons = false
+
     func validate() throws {
         guard random else { throw ValidationError("give --random: only random venues can be made so far") }
         if let family, RandomVenue.Family(rawValue: family) == nil {
@@ -33,18 +39,19 @@ struct VenueCommand: ParsableCommand {
 
     func run() throws {
         let drawn = RandomVenue.generate(seed: seed, family: family.flatMap(RandomVenue.Family.init(rawValue:)))
+        let text = gatewayBeacons ? GatewayBeacons.namingBeacons(inVenueFile: drawn.yaml) : drawn.yaml
         do {
-            _ = try VenueLoader.decode(drawn.yaml, file: out ?? "<stdout>")
+            _ = try VenueLoader.decode(text, file: out ?? "<stdout>")
         } catch {
             print("error: the drawn venue does not load (a generator bug; please report the seed): \(error)")
             throw ExitCode(70)
         }
         guard let out else {
-            print(drawn.yaml, terminator: "")
+            print(text, terminator: "")
             return
         }
         do {
-            try drawn.yaml.write(toFile: out, atomically: true, encoding: .utf8)
+            try text.write(toFile: out, atomically: true, encoding: .utf8)
         } catch {
             print("error: cannot write \(out): \(error.localizedDescription); check the folder exists and is writable")
             throw ExitCode(73)
