@@ -62,6 +62,12 @@ public struct GatewayLinks: Sendable {
     public private(set) var fit: LinkCalibration.Result?
     public private(set) var fittedAt: Double?
     private var nextFit = -Double.infinity
+    /// Per link, the level it settled at (mean RSSI, dB) and how many fit periods taught it; per gateway, how many fits
+    /// in a row found its links shifted, and the alert raised for it (`gateway-moved` / `gateway-degraded`).
+    private var settled: [Key: (mean: Double, periods: Int)] = [:]
+    private var shifted: [GatewayID: (code: String, fits: Int)] = [:]
+    public private(set) var raised: [GatewayID: String] = [:]
+    private var pendingAlerts: [LinkAlert] = []
 
     public init() {}
 
@@ -104,6 +110,98 @@ public struct GatewayLinks: Sendable {
         }
     }
 
+    /// A gateway whose links shifted lastingly: `gateway-moved` when they shifted each its own way (louder to some
+    /// gateways, quieter to others: it is somewhere else), `gateway-degraded` when they all fell together (antenna
+    /// blocked, adapter failing); the reason gives the evidence, link by link.
+    public struct LinkAlert: Sendable, Hashable {
+        public var code: String
+        public var gateway: GatewayID
+        public var reason: String
+    }
+
+    /// A link's level settles over this many fit periods before it is watched; a gateway is alerted after this many
+    /// fits in a row found its links shifted.
+    static let settlePeriods = 2
+    static let lastingFits = 2
+    /// All of a gateway's links down by at least this (dB), within `degradedSpreadDB` of each other: degraded.
+    static let degradedShiftDB = 6.0
+    static let degradedSpreadDB = 4.0
+    /// Its links shifted each their own way by this much (RMS about their mean shift, dB): moved.
+    static let movedSpreadDB = 5.0
+    static let watchedLinks = 3
+    /// A link counts as shifted by this much (dB); most of a gateway's links must be.
+    static let linkShiftDB = 3.0
+
+    /// The alerts raised since the last call.
+    public mutating func takeAlerts() -> [LinkAlert] {
+        defer { pendingAlerts.removeAll() }
+        return pendingAlerts
+    }
+
+    /// Compares each link's level over the last `period` seconds with where it settled, gateway by gateway. Links
+    /// of a gateway under suspicion do not settle further, so a slow drift cannot teach the baseline its own fault.
+    mutating func watch(at t: Double, period: Double) {
+        let first = Int(((t - period) / Self.bucketSeconds).rounded(.down))
+        var recent: [Key: Double] = [:]
+        for (key, minutes) in buckets {
+            var total = Tally()
+            for (minute, tally) in minutes where minute >= first { total.merge(tally) }
+            if total.count >= 10 { recent[key] = total.meanRSSI }
+        }
+        var involved: [GatewayID: [(key: Key, before: Double, after: Double)]] = [:]
+        for (key, after) in recent {
+            guard let base = settled[key], base.periods >= Self.settlePeriods else { continue }
+            involved[key.tx, default: []].append((key, base.mean, after))
+            involved[key.rx, default: []].append((key, base.mean, after))
+        }
+        var suspects = Set<GatewayID>()
+        for (gateway, links) in involved where links.count >= Self.watchedLinks {
+            let shifts = links.map { $0.after - $0.before }
+            let mean = shifts.reduce(0, +) / Double(shifts.count)
+            let spread = (shifts.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(shifts.count)).squareRoot()
+            // Most of its own links shifted: a neighbour of a moved gateway sees one link change, not most of its.
+            let moved = shifts.filter { abs($0) >= Self.linkShiftDB }.count
+            var code: String?
+            if 2 * moved < shifts.count {
+                code = nil
+            } else if mean <= -Self.degradedShiftDB && spread <= Self.degradedSpreadDB {
+                code = "gateway-degraded"
+            } else if spread >= Self.movedSpreadDB {
+                code = "gateway-moved"
+            }
+            guard let code else {
+                shifted[gateway] = nil
+                raised[gateway] = nil
+                continue
+            }
+            suspects.insert(gateway)
+            let fits = shifted[gateway]?.code == code ? shifted[gateway]!.fits + 1 : 1
+            shifted[gateway] = (code, fits)
+            guard fits >= Self.lastingFits, raised[gateway] != code else { continue }
+            raised[gateway] = code
+            let evidence = links.sorted { abs($0.after - $0.before) > abs($1.after - $1.before) }.prefix(6).map {
+                "\($0.key.tx)→\($0.key.rx) \(Int($0.before.rounded()))→\(Int($0.after.rounded())) dBm"
+            }
+            let what =
+                code == "gateway-degraded"
+                ? "all fell together (antenna blocked, adapter failing?)"
+                : "shifted each its own way (moved?)"
+            pendingAlerts.append(
+                LinkAlert(
+                    code: code, gateway: gateway,
+                    reason: "\(gateway)'s \(links.count) links to other gateways \(what) for \(fits) fits in a row: "
+                        + "mean shift \(String(format: "%+.1f", mean)) dB, spread \(String(format: "%.1f", spread)) dB; "
+                        + evidence.joined(separator: ", ")))
+        }
+        // Settle the links of gateways not in question.
+        for (key, after) in recent where !suspects.contains(key.tx) && !suspects.contains(key.rx) {
+            let base = settled[key] ?? (after, 0)
+            let periods = base.periods + 1
+            let weight = 1 / Double(min(periods, 6))
+            settled[key] = (base.mean + weight * (after - base.mean), periods)
+        }
+    }
+
     /// When `settings.linkFitSeconds` have passed since the last fit (scan time `t`): fits the links of the last
     /// `linkWindowSeconds` (`LinkCalibration`) and returns what the engine should take from it (nil when nothing is
     /// due, no link counts, or `linkFitSeconds` is 0, which only reports). `intervals`: each transmitter's
@@ -112,8 +210,10 @@ public struct GatewayLinks: Sendable {
         at t: Double, venue: Venue, settings: InferenceSettings, intervals: [GatewayID: Double]
     ) -> LearnedRadio? {
         guard !buckets.isEmpty, t >= nextFit else { return nil }
-        nextFit = t + (settings.linkFitSeconds > 0 ? settings.linkFitSeconds : 300)
+        let period = settings.linkFitSeconds > 0 ? settings.linkFitSeconds : 300
+        nextFit = t + period
         forget(before: t - settings.linkWindowSeconds)
+        watch(at: t, period: period)
         guard
             let result = LinkCalibration.solve(
                 venue: venue, links: calibrationLinks(intervals: intervals),

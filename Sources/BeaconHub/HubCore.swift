@@ -424,6 +424,9 @@ public struct HubCore: Sendable {
         {
             engine.apply(learned)
         }
+        for raised in links.takeAlerts() {
+            alert(raised.code, gateway: raised.gateway, at: t, reason: raised.reason, repeating: true)
+        }
     }
 
     /// How far behind the hub's clock the engine's runs: the delivery lag beyond its first second (a normal batch

@@ -91,6 +91,74 @@ import ZoneInference
     }
 }
 
+/// `gateway-degraded` and `gateway-moved`: a gateway whose links shift lastingly is named, with the links as
+/// evidence; the others are not.
+@Suite struct LinkAlertTests {
+    /// Twenty minutes as the venue is, then twenty with `change` made to the receptions or to the venue; the alerts.
+    static func alerts(
+        change: (inout Venue) -> Void = { _ in }, alter: (GatewayBeacons.Reception) -> Int? = { $0.rssi }
+    ) throws -> (alerts: [(t: Double, alert: GatewayLinks.LinkAlert)], venue: Venue) {
+        let venue = try VenueLoader.decode(
+            GatewayBeacons.namingBeacons(inVenueFile: RandomVenue.generate(seed: 3).yaml), file: "venue.yaml")
+        var changed = venue
+        change(&changed)
+        func receptions(_ venue: Venue, from: Double) -> [GatewayBeacons.Reception] {
+            var rng = SeededGenerator(seed: 3)
+            let radio = RadioModel(venue: venue, using: &rng)
+            let beacons = GatewayBeacons(venue: venue, radio: radio, seed: 4)
+            return beacons.receptions(from: from, duration: 1200, seed: UInt64(from) + 5).sorted { $0.t < $1.t }
+        }
+        let heard =
+            receptions(venue, from: 0)
+            + receptions(changed, from: 1200).compactMap { reception in
+                alter(reception).map { rssi in
+                    var altered = reception
+                    altered.rssi = rssi
+                    return altered
+                }
+            }
+        var links = GatewayLinks()
+        var raised: [(Double, GatewayLinks.LinkAlert)] = []
+        for reception in heard {
+            _ = links.fitIfDue(at: reception.t, venue: venue, settings: InferenceSettings(), intervals: [:])
+            raised += links.takeAlerts().map { (reception.t, $0) }
+            links.note(tx: reception.tx, rx: reception.rx, rssi: reception.rssi, t: reception.t, measuredPower: -59)
+        }
+        return (raised, venue)
+    }
+
+    @Test func aGatewayWhoseLinksAllFellIsDegraded() throws {
+        let victim: GatewayID = "gw-front-2"
+        let (alerts, venue) = try Self.alerts(alter: { reception in
+            reception.tx == victim || reception.rx == victim ? reception.rssi - 12 : reception.rssi
+        })
+        #expect(venue.gateways.contains { $0.id == victim })
+        #expect(alerts.count == 1)
+        let alert = try #require(alerts.first)
+        #expect(alert.alert.code == "gateway-degraded" && alert.alert.gateway == victim)
+        #expect(alert.t > 1200 && alert.t <= 2400)
+        #expect(alert.alert.reason.contains("\(victim)"))
+        print(alert.alert.reason)
+    }
+
+    @Test func aGatewayTakenElsewhereHasMoved() throws {
+        let victim: GatewayID = "gw-front-2"
+        let (alerts, _) = try Self.alerts(change: { venue in
+            let index = venue.gateways.firstIndex { $0.id == victim }!
+            venue.gateways[index].position = Point(
+                venue.gateways[index].position.x + 15, venue.gateways[index].position.y + 8)
+        })
+        #expect(alerts.map(\.alert.gateway) == [victim])
+        #expect(alerts.first?.alert.code == "gateway-moved")
+        print(alerts.first?.alert.reason ?? "no alert")
+    }
+
+    @Test func steadyLinksRaiseNothing() throws {
+        let (alerts, _) = try Self.alerts()
+        #expect(alerts.isEmpty)
+    }
+}
+
 extension ReplayTool.Summary {
     /// The report's line about the gateways' beacons.
     fileprivate var summaryMentionsGatewayBeacons: String {
