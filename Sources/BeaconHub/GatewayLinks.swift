@@ -101,6 +101,18 @@ public struct GatewayLinks: Sendable {
         buckets[Key(tx: tx, rx: rx), default: [:]][minute, default: Tally()].note(value, at: t, power: measuredPower)
     }
 
+    /// The latest fit as the hub's status carries it (rounded to 0.1 dB, 0.01 for the exponent).
+    public func statusSummary(applied: Bool) -> HubStatus.Links? {
+        guard let fit, let fittedAt else { return nil }
+        func rounded(_ estimate: LinkCalibration.Estimate, _ scale: Double = 10) -> HubStatus.Links.Estimate {
+            .init(value: (estimate.value * scale).rounded() / scale, sigma: (estimate.sigma * scale).rounded() / scale)
+        }
+        return HubStatus.Links(
+            t: fittedAt, linksUsed: fit.linksUsed, residualDB: (fit.residualSigma * 10).rounded() / 10,
+            gains: Dictionary(uniqueKeysWithValues: fit.receiveGains.map { ($0.key.rawValue, rounded($0.value)) }),
+            pathLossExponent: rounded(fit.pathLossExponent, 100), applied: applied)
+    }
+
     /// Forgets receptions scanned before `t`.
     public mutating func forget(before t: Double) {
         let first = Int((t / Self.bucketSeconds).rounded(.down))

@@ -274,7 +274,10 @@ extension Hub {
             var status = HubStatus(
                 hub: hub.configuration.hub, state: state, t: now, hubVersion: BeaconTrackerVersion.current,
                 reason: reason)
-            status.ingest = core.withLock { $0.counters }
+            core.withLock { core in
+                status.ingest = core.counters
+                status.links = core.links.statusSummary(applied: core.engine.settings.linkFitSeconds > 0)
+            }
             return status
         }
 

@@ -13,6 +13,45 @@ public struct HubStatus: Sendable, Hashable, Codable {
     public var reason: String?
     /// Ingest counts since this hub became active (in the periodic status; absent in the last-will).
     public var ingest: Ingest?
+    /// The latest fit of the gateways' links (issue 22), once there is one.
+    public var links: Links?
+
+    /// What the gateways' own beacons taught: docs/inference.md, "What gateway-to-gateway links tell".
+    public struct Links: Sendable, Hashable, Codable {
+        /// An estimate, dB (or the exponent), and its standard deviation.
+        public struct Estimate: Sendable, Hashable, Codable {
+            public var value: Double
+            public var sigma: Double
+
+            public init(value: Double, sigma: Double) {
+                self.value = value
+                self.sigma = sigma
+            }
+        }
+
+        /// Scan time of the fit.
+        public var t: Double
+        /// Directed links used, and the RMS of what the model leaves of them, dB.
+        public var linksUsed: Int
+        public var residualDB: Double
+        /// Per gateway, how much louder it hears than the others (summing to 0), dB.
+        public var gains: [String: Estimate]
+        public var pathLossExponent: Estimate
+        /// Whether the engine takes the gains (`inference.linkFitSeconds` above 0).
+        public var applied: Bool
+
+        public init(
+            t: Double, linksUsed: Int, residualDB: Double, gains: [String: Estimate], pathLossExponent: Estimate,
+            applied: Bool
+        ) {
+            self.t = t
+            self.linksUsed = linksUsed
+            self.residualDB = residualDB
+            self.gains = gains
+            self.pathLossExponent = pathLossExponent
+            self.applied = applied
+        }
+    }
 
     /// What the active hub has taken in, for operators: a growing `rejected` count names the problem.
     public struct Ingest: Sendable, Hashable, Codable {

@@ -37,6 +37,7 @@ extension HubServiceTests {
         mqtt: { host: 127.0.0.1, port: \(broker.port) }
         regions: [{ id: everything, ibeacon: { uuid: 6A7E3A1E-B0B0-4C0D-9E5E-0000000000FF } }]
         live: { tickSeconds: 0.2, statusSeconds: 1 }
+        inference: { linkFitSeconds: 5 }
         """.write(toFile: config, atomically: true, encoding: .utf8)
         let (hubWatcher, hubStatuses) = try await watch(broker, "beacontracker/museum/hub/status")
         let (stateWatcher, states) = try await watch(broker, "beacontracker/museum/tags/+/state")
@@ -64,6 +65,12 @@ extension HubServiceTests {
         // A region covers the gateways' UUID, yet no gateway became a tag.
         #expect(!states.messages.contains { $0.topic.contains("6a7e3a1e") || $0.text.contains("6a7e3a1e") })
         #expect(!states.messages.isEmpty, "the museum's tags are tracked")
+        // The links are fitted (every 5 s here) and the fit is in the hub's status, applied, every gateway with a gain.
+        let fitted = await hubStatuses.first(within: .seconds(120)) { message in
+            let links = (try? ContractCoding.decode(HubStatus.self, from: message.payload))?.links
+            return links.map { $0.applied && $0.linksUsed >= 10 && $0.gains.count == museum.gateways.count } ?? false
+        }
+        #expect(fitted != nil, "hub statuses: \(hubStatuses.messages.suffix(2).map(\.text))")
 
         sim.signal(SIGTERM)
         #expect(await sim.waitForExit(timeout: .seconds(60)) == 0, "\(sim.text.suffix(2000))")
