@@ -5,7 +5,8 @@
 
 DIR holds meta.json (what was run, how long it took), test/bench.json (`beacon-sim bench --json` of the test
 set), shipped/<venue>-<seed>/*.json and confirm/*.json (`beacon-sim score --json` of the hand-made venues) and
-flat/<run>/*.json (the recorded flat). Every figure in the page comes from these files; the prose around the
+flat/<run>/*.json (the recorded flat), links/<seed>.json (`scripts/links-accuracy.sh`: self-calibration from the
+gateways' own beacons). Every figure in the page comes from these files; the prose around the
 tables says only what the figures say, computed here, so that a new run cannot leave a stale sentence behind.
 """
 import json
@@ -465,6 +466,69 @@ def summary_sentences(rows):
     return text
 
 
+def links_section(root, command=None):
+    """Self-calibration from the gateways' links (issue 22): links/<seed>.json, one per test venue."""
+    base = os.path.join(root, "links")
+    if not os.path.isdir(base):
+        return None
+    rows = []
+    for name in sorted(os.listdir(base)):
+        if name.endswith(".json"):
+            with open(os.path.join(base, name)) as file:
+                rows += [json.loads(line) for line in file if line.startswith("{")]
+    if not rows:
+        return None
+    rows.sort(key=lambda r: r["seed"])
+    errors = sorted(e for r in rows for e in r["gainErrors"])
+    seeds = [r["seed"] for r in rows]
+
+    def col(way):
+        return [r["accuracy"][way] for r in rows]
+
+    def mean(values):
+        return sum(values) / len(values)
+
+    off, links, true = col("off"), col("links"), col("true")
+    better = sum(1 for a, b in zip(links, off) if a > b)
+    worse = sum(1 for a, b in zip(links, off) if a < b)
+    out = [
+        "## Self-calibration from the gateways' links (issue 22)",
+        "",
+        f"{len(rows)} venues of the test set (seeds {min(seeds)}–{max(seeds)}), every gateway advertising its own beacon"
+        " every 200 ms (`beacon-sim venue --random --gateway-beacons`, `beacon-sim run --gateway-beacons`; receive"
+        " gains drawn within ±6 dB, transmitters off their nominal power by σ 2 dB, walls of unknown loss), each run"
+        " replayed three ways through `beacon-hub replay`: the engine with the venue file alone (`linkFitSeconds: 0`),"
+        " the default (the links fitted every 5 minutes over the last 30 and the gains applied live), and the same"
+        " engine given the simulator's true gains (a calibration of offsets only). "
+        + (f"Command: `{command}`." if command else "Command: `scripts/links-accuracy.sh` (scripts/accuracy.sh runs it)."),
+        "",
+        "| | venue file alone | links applied | true gains | links − true |",
+        "|---|---|---|---|---|",
+        f"| mean of venues | {pct(mean(off))} | {pct(mean(links))} | {pct(mean(true))} | {pts(mean(links) - mean(true))} |",
+        f"| median of venues | {pct(median(off))} | {pct(median(links))} | {pct(median(true))} | "
+        f"{pts(median(links) - median(true))} |",
+        "",
+        f"Links applied did better than the venue file alone in {better} venues and worse in {worse}. "
+        + (f"The last fit's gains (both sides summing to 0) were off by a median of {errors[len(errors) // 2]:.2f} dB"
+           f" over {len(errors)} gateways (90th percentile {errors[len(errors) * 9 // 10]:.2f} dB); issue 22's target"
+           " is 1.5 dB." if errors else "No fit was made (runs shorter than the first fit's 5 minutes)."),
+        "",
+        "<details><summary>Every venue</summary>",
+        "",
+        "| seed | gateways | venue file alone | links applied | true gains | median gain error |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        e = sorted(r["gainErrors"])
+        out.append(
+            f"| {r['seed']} | {r['gateways']} | {pct(r['accuracy']['off'])} | {pct(r['accuracy']['links'])} |"
+            f" {pct(r['accuracy']['true'])} | {e[len(e) // 2]:.2f} dB |" if e else
+            f"| {r['seed']} | {r['gateways']} | {pct(r['accuracy']['off'])} | {pct(r['accuracy']['links'])} |"
+            f" {pct(r['accuracy']['true'])} | – |")
+    out += ["", "</details>", ""]
+    return "\n".join(out)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: scripts/accuracy-report.py DIR > docs/accuracy.md")
@@ -550,9 +614,13 @@ def main():
             "</details>",
             "",
         ]
-    parts += [targets_section(rows, root), shipped_section(root, meta), flat_section(root)]
+    parts += [targets_section(rows, root), shipped_section(root, meta), flat_section(root), links_section(root)]
     print("\n".join(part for part in parts if part is not None).rstrip() + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) >= 3 and sys.argv[1] == "--links-only":
+        # The links section alone, for a run of scripts/links-accuracy.sh outside scripts/accuracy.sh.
+        print(links_section(sys.argv[2], command=" ".join(sys.argv[3:]) or None))
+    else:
+        main()

@@ -3,13 +3,16 @@
 # oracle, the nominal model and the baseline), the hand-made venues (training data), the confirmation-time table and
 # the recorded Kolakowski flat (its calibration run is training data, test_robot test data).
 #
-#   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--report FILE] [--smoke] [--debug]
+#   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--report FILE] [--smoke]
+#                       [--debug]
 #
 # Builds release binaries (--debug: uses the debug build instead), simulates into DIR (default .build/accuracy) and
 # writes the report (default docs/accuracy.md). The test set is the first N venues (default 100: all) of seeds
-# 1001..1100. About 15 minutes on two cores plus the build. --smoke is the quick check `make test` runs: two venues,
-# two simulated minutes, one hand-made venue, the flat; the report goes to DIR/accuracy.md and is checked for its
-# tables. Needs python3 and data/recorded (or $BEACONTRACKER_RECORDED_DATA).
+# 1001..1100. About 15 minutes on two cores plus the build; the gateways' links (scripts/links-accuracy.sh) on the
+# first --links-venues (default 20) of them, 30 simulated minutes each, about 17 minutes more. --smoke is the quick
+# check `make test` runs: two venues, two simulated minutes, one hand-made venue, the flat, one venue's links; the
+# report goes to DIR/accuracy.md and is checked for its tables. Needs python3 and data/recorded (or
+# $BEACONTRACKER_RECORDED_DATA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -18,18 +21,21 @@ out=.build/accuracy
 venues=100
 duration=20m
 shipped_duration=30m
+links_venues=20
+links_duration=30m
 report=
 smoke=0
 configuration=release
 shipped="museum store museum-harsh"
 seeds="1 2"
-usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--report FILE] [--smoke] [--debug]"
+usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--report FILE] [--smoke] [--debug]"
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
         --venues) venues=$2; shift 2 ;;
         --duration) duration=$2; shift 2 ;;
         --report) report=$2; shift 2 ;;
+        --links-venues) links_venues=$2; shift 2 ;;
         --smoke) smoke=1; shift ;;
         --debug) configuration=debug; shift ;;
         *) echo "$usage" >&2; exit 64 ;;
@@ -41,11 +47,13 @@ if [ "$smoke" = 1 ]; then
     shipped_duration=2m
     shipped=museum
     seeds=1
+    links_venues=1
+    links_duration=2m
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 report=${report:-$([ "$smoke" = 1 ] && echo "$out/accuracy.md" || echo docs/accuracy.md)}
-rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
+rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/links"
 mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
 
 build_began=$(date +%s)
@@ -131,6 +139,13 @@ if [ "$smoke" = 0 ]; then
     done
 fi
 
+if [ "$links_venues" -gt 0 ]; then
+    echo "accuracy: self-calibration from the gateways' links, $links_venues test venues, $links_duration each"
+    # shellcheck disable=SC2046
+    scripts/links-accuracy.sh "$bin" "$out/links" $(seq 1001 $((1000 + links_venues))) --duration "$links_duration" \
+        >/dev/null
+fi
+
 echo "accuracy: the recorded flat"
 flat=$out/flat
 python3 scripts/kolakowski-to-sightings.py --out "$flat" \
@@ -160,7 +175,8 @@ echo "accuracy: $report written in $((ended - began)) s (build $((began - build_
 
 if [ "$smoke" = 1 ]; then
     for expected in '^## The test set, per family' '^\| \*\*all\*\* \| 2 \|' \
-        '^## The hand-made venues' '^## Real data: a recorded flat' '^\*\*test_robot \(test\)\*\*'; do
+        '^## The hand-made venues' '^## Real data: a recorded flat' '^\*\*test_robot \(test\)\*\*' \
+        '^## Self-calibration from the gateways'; do
         grep -qE "$expected" "$report" || { echo "accuracy: the report lacks /$expected/: $report" >&2; exit 1; }
     done
     # Every figure of the family table is a number: hub, oracle, nominal, baseline, both differences, calibrated.
