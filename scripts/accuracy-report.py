@@ -466,9 +466,8 @@ def summary_sentences(rows):
     return text
 
 
-def links_section(root, command=None):
-    """Self-calibration from the gateways' links (issue 22): links/<seed>.json, one per test venue."""
-    base = os.path.join(root, "links")
+def links_section(base, command=None, title="the test set"):
+    """Self-calibration from the gateways' links (issue 22): BASE/<seed>.json, one per venue."""
     if not os.path.isdir(base):
         return None
     rows = []
@@ -494,7 +493,7 @@ def links_section(root, command=None):
     out = [
         "## Self-calibration from the gateways' links (issue 22)",
         "",
-        f"{len(rows)} venues of the test set (seeds {min(seeds)}–{max(seeds)}), every gateway advertising its own beacon"
+        f"{len(rows)} venues of {title} (seeds {min(seeds)}–{max(seeds)}), every gateway advertising its own beacon"
         " every 200 ms (`beacon-sim venue --random --gateway-beacons`, `beacon-sim run --gateway-beacons`; receive"
         " gains drawn within ±6 dB, transmitters off their nominal power by σ 2 dB, walls of unknown loss), each run"
         " replayed three ways through `beacon-hub replay`: the engine with the venue file alone (`linkFitSeconds: 0`),"
@@ -614,13 +613,15 @@ def main():
             "</details>",
             "",
         ]
-    parts += [targets_section(rows, root), shipped_section(root, meta), flat_section(root), links_section(root)]
+    parts += [targets_section(rows, root), shipped_section(root, meta), flat_section(root),
+              links_section(os.path.join(root, "links"))]
     print("\n".join(part for part in parts if part is not None).rstrip() + "\n")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "--links-only":
-        # The links section alone, for a run of scripts/links-accuracy.sh outside scripts/accuracy.sh.
-        print(links_section(sys.argv[2], command=" ".join(sys.argv[3:]) or None))
+    if len(sys.argv) >= 4 and sys.argv[1] == "--links-only":
+        # The links section alone, for a run of scripts/links-accuracy.sh outside scripts/accuracy.sh:
+        # --links-only DIR "training set"|"the test set" [COMMAND…]
+        print(links_section(sys.argv[2], command=" ".join(sys.argv[4:]) or None, title=sys.argv[3]))
     else:
         main()

@@ -233,7 +233,7 @@ public struct GatewayLinks: Sendable {
         else { return nil }
         fit = result
         fittedAt = t
-        return settings.linkFitSeconds > 0 ? LearnedRadio(result) : nil
+        return settings.linkFitSeconds > 0 ? LearnedRadio(result, walls: settings.linkWallLosses) : nil
     }
 
     /// The links for `LinkCalibration`. How many advertisements each transmitter sent is its interval (from its

@@ -85,6 +85,8 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     /// links' past the fit takes (seconds).
     public var linkFitSeconds = 300.0
     public var linkWindowSeconds = 1800.0
+    /// Whether the walls' losses the links measured go into the `position` map too (off: docs/inference.md says why).
+    public var linkWallLosses = false
 
     public init() {}
 
@@ -106,7 +108,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         case sensitivity, tagOffsetSigmaDB, stayedSeconds, reorderWindowSeconds, maxWalkingSpeed, strongMarginDB
         case cloneDistanceMetres, tickSeconds, bodyLossDB, residualCap, calibrationWeight, unknownPowerSigmaDB
         case cellMetres, readingWeight, stayShare, maxCells, offsetSeconds, learnsExponent, probeTags
-        case learnsMap, linkFitSeconds, linkWindowSeconds
+        case learnsMap, linkFitSeconds, linkWindowSeconds, linkWallLosses
     }
 
     public init(from decoder: any Decoder) throws {
@@ -153,5 +155,6 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         probeTags = Int(try value(.probeTags, Double(probeTags), 1...1000))
         linkFitSeconds = try value(.linkFitSeconds, linkFitSeconds, 0...86_400)
         linkWindowSeconds = try value(.linkWindowSeconds, linkWindowSeconds, 60...604_800)
+        linkWallLosses = try container.decodeIfPresent(Bool.self, forKey: .linkWallLosses) ?? linkWallLosses
     }
 }
