@@ -56,9 +56,10 @@ PY
     python3 - "$dir" "$seed" <<'PY'
 import json, re, sys
 d, seed = sys.argv[1], int(sys.argv[2])
+# The true gains, as the calibration above wrote them ("  gateway: gain" under gatewayOffsets).
 truth = {}
-for line in open(f"{d}/venue.yaml"):
-    m = re.match(r"\s*- \{ id: ([^,]+),.*gainOffset: (-?[0-9.]+)", line)
+for line in open(f"{d}/calibration-true.yaml"):
+    m = re.match(r"  ([^ :]+): (-?[0-9.]+)$", line)
     if m:
         truth[m.group(1)] = float(m.group(2))
 fitted = {}

@@ -66,7 +66,7 @@ public struct GatewayLinks: Sendable {
     /// in a row found its links shifted, and the alert raised for it (`gateway-moved` / `gateway-degraded`).
     private var settled: [Key: (mean: Double, periods: Int)] = [:]
     private var shifted: [GatewayID: (code: String, fits: Int)] = [:]
-    public private(set) var raised: [GatewayID: String] = [:]
+    private var raised: [GatewayID: String] = [:]
     private var pendingAlerts: [LinkAlert] = []
 
     public init() {}
@@ -214,6 +214,10 @@ public struct GatewayLinks: Sendable {
         }
     }
 
+    /// Whether `fitIfDue` would fit at scan time `t`: links were heard and the period is over. Cheap, for callers that
+    /// would otherwise gather its arguments on every tick or sighting.
+    public func isFitDue(at t: Double) -> Bool { t >= nextFit && !buckets.isEmpty }
+
     /// When `settings.linkFitSeconds` have passed since the last fit (scan time `t`): fits the links of the last
     /// `linkWindowSeconds` (`LinkCalibration`) and returns what the engine should take from it (nil when nothing is
     /// due, no link counts, or `linkFitSeconds` is 0, which only reports). `intervals`: each transmitter's
@@ -221,7 +225,7 @@ public struct GatewayLinks: Sendable {
     public mutating func fitIfDue(
         at t: Double, venue: Venue, settings: InferenceSettings, intervals: [GatewayID: Double]
     ) -> LearnedRadio? {
-        guard !buckets.isEmpty, t >= nextFit else { return nil }
+        guard isFitDue(at: t) else { return nil }
         let period = settings.linkFitSeconds > 0 ? settings.linkFitSeconds : 300
         nextFit = t + period
         forget(before: t - settings.linkWindowSeconds)

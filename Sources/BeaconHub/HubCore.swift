@@ -415,6 +415,7 @@ public struct HubCore: Sendable {
 
     /// Fits the gateways' links when due and hands the engine what they taught (`inference.linkFitSeconds`).
     mutating func learnFromLinks(at t: Double) {
+        guard links.isFitDue(at: t) else { return }
         var intervals: [GatewayID: Double] = [:]
         for (gateway, health) in gateways {
             if let ms = health.selfBeacon?.intervalMs { intervals[gateway] = ms / 1000 }

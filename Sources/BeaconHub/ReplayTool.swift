@@ -67,6 +67,8 @@ public enum ReplayTool {
         var journal = HubJournal()
         var links = GatewayLinks()
         for (gateway, beacon) in engine.model.gatewayBeacons { links.announce(beacon, by: gateway) }
+        // Without gateway beacons in the venue file the per-sighting path stays as it was.
+        let learning = !links.beacons.isEmpty
         var gatewayBeacons = 0
         var linkFits = 0
         var keys: [String: String] = [:]
@@ -104,13 +106,14 @@ public enum ReplayTool {
             if first == nil { first = sighting.t }
             last = max(last ?? sighting.t, sighting.t)
             // As the live hub: the gateways' links are fitted as time goes on, and what they teach goes to the engine.
-            if let learned = links.fitIfDue(
-                at: sighting.t, venue: engine.venue, settings: engine.settings, intervals: [:])
+            if learning && links.isFitDue(at: sighting.t),
+                let learned = links.fitIfDue(
+                    at: sighting.t, venue: engine.venue, settings: engine.settings, intervals: [:])
             {
                 engine.apply(learned)
                 linkFits += 1
             }
-            if let tx = links.gateway(advertising: sighting.beacon) {
+            if learning, let tx = links.gateway(advertising: sighting.beacon) {
                 if tx != sighting.gateway {
                     links.note(
                         tx: tx, rx: sighting.gateway, rssi: sighting.rssi, t: sighting.t,

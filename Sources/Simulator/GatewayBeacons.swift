@@ -39,9 +39,14 @@ public struct GatewayBeacons: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    /// Each gateway's beacon id, by `beaconID(index:)` over the gateways sorted by id.
-    public var beaconIDs: [GatewayID: String] {
-        Dictionary(uniqueKeysWithValues: gateways.enumerated().map { ($0.element, Self.beaconID(index: $0.offset)) })
+    /// Each gateway's beacon id: the one the venue file names (`beacon:`, lowercased as decoders write ids), else
+    /// `beaconID(index:)` over the gateways sorted by id. What the simulated agents announce and advertise.
+    public static func beaconIDs(of venue: Venue) -> [GatewayID: String] {
+        let sorted = venue.gateways.map(\.id).sorted { $0.rawValue < $1.rawValue }
+        return Dictionary(
+            venue.gateways.map { gateway in
+                (gateway.id, gateway.beacon?.lowercased() ?? beaconID(index: sorted.firstIndex(of: gateway.id)!))
+            }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The power at 1 m each gateway puts in its frame (the nominal), dBm.

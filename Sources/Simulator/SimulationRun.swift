@@ -60,10 +60,10 @@ public enum SimulationRun {
         // The gateways' own beacons (issue 22), in the same radio, with seeds of their own (the tags' draws stay as
         // they were): written in time order among the tags' sightings, each as its hearer's sighting of the beacon
         // the venue file names for the gateway (`beacon:`), or the simulator's own id.
-        let beacons = GatewayBeacons(venue: venue, radio: simulation.radio, seed: seed &+ 0x6A7E)
-        var air = gatewayBeacons ? GatewayBeacons.Air(beacons, start: start, seed: seed &+ 0x6A7F) : nil
-        var beaconIDs = beacons.beaconIDs
-        for gateway in venue.gateways { if let own = gateway.beacon { beaconIDs[gateway.id] = own.lowercased() } }
+        let beacons = gatewayBeacons ? GatewayBeacons(venue: venue, radio: simulation.radio, seed: seed &+ 0x6A7E) : nil
+        var air = beacons.map { GatewayBeacons.Air($0, start: start, seed: seed &+ 0x6A7F) }
+        let beaconIDs = GatewayBeacons.beaconIDs(of: venue)
+        let beaconPower = beacons.map { Int($0.measuredPower) }
         var airHorizon = start
         var onAir: [GatewayBeacons.Reception] = []
         var onAirNext = 0
@@ -85,7 +85,7 @@ public enum SimulationRun {
                     line(
                         for: SightingLine(
                             t: heard.t, gateway: heard.rx, beacon: beaconIDs[heard.tx] ?? "", rssi: heard.rssi,
-                            txPower: Int(beacons.measuredPower))))
+                            txPower: beaconPower)))
             }
         }
         var events: [ZoneEvent] = []

@@ -63,7 +63,7 @@ public final class SimulationDriver: Service, Sendable {
         // The gateways' own beacons, in the same radio (a seed of their own: the tags' draws stay as they were).
         let beacons = GatewayBeacons(venue: venue, radio: simulation.radio, seed: seed &+ 0x6A7E)
         var air = gatewayBeacons ? GatewayBeacons.Air(beacons, start: start, seed: seed &+ 0x6A7F) : nil
-        let beaconIDs = beacons.beaconIDs
+        let beaconIDs = GatewayBeacons.beaconIDs(of: venue)
         let gatewayAdvertisements = beaconIDs.mapValues {
             AdvertisementEncoder.advertisingData(beacon: $0, txPower: Int(beacons.measuredPower))
         }
@@ -133,10 +133,10 @@ public func buildLiveSimulation(
     try FileManager.default.createDirectory(atPath: outboxDirectory, withIntermediateDirectories: true)
     var services: [any Service] = []
     var inputs: [GatewayID: AsyncStream<TimedReport>.Continuation] = [:]
-    let sorted = venue.gateways.map(\.id).sorted { $0.rawValue < $1.rawValue }
+    let beaconIDs = GatewayBeacons.beaconIDs(of: venue)
     for gateway in venue.gateways {
         // The same agent.yaml an operator would write for this gateway.
-        let own = (sorted.firstIndex(of: gateway.id)).map(GatewayBeacons.beaconID(index:)) ?? ""
+        let own = beaconIDs[gateway.id] ?? ""
         let yaml = """
             gateway: \(gateway.id)
             site: \(venue.site)

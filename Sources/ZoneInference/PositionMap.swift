@@ -73,7 +73,8 @@ struct PositionMap: Sendable {
         for (g, gateway) in venue.gateways.enumerated() {
             let near = walls.filter { $0.segment.distance(to: gateway.position) <= reachMetres }
             // A calibration without a route gives gains only (its offsets); one with a route fits them below.
-            let walked = calibration?.points?.isEmpty ?? true ? calibration?.gatewayOffsets[gateway.id.rawValue] : nil
+            let routeless = calibration?.points?.isEmpty ?? true
+            let walked = routeless ? calibration?.gatewayOffsets[gateway.id.rawValue] : nil
             let gain = walked ?? learned?.gains[gateway.id.rawValue] ?? 0
             for c in 0..<count {
                 let point = grid.centre(c)

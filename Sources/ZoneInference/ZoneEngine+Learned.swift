@@ -13,7 +13,7 @@ extension ZoneEngine {
         let (maps, start) = Self.positionMaps(
             venue: venue, settings: settings, calibration: calibration, learned: learned)
         let heard = position.evidence.contains { $0 != 0 }
-        for k in maps.indices where k < position.maps.count {
+        for k in maps.indices {
             var map = maps[k]
             map.correction = position.maps[k].correction
             map.corrected = position.maps[k].corrected

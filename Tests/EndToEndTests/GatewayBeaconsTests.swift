@@ -20,12 +20,9 @@ extension HubServiceTests {
         // The museum with its gateways' beacons named, as the simulator numbers them (by gateway id): the hub knows
         // them before the first status, so no ordering of status and batches can make a gateway a tag.
         let museum = try VenueLoader.load(from: "\(Self.root.path)/config/venues/museum.yaml")
-        var venueText = try String(
-            contentsOf: Self.root.appendingPathComponent("config/venues/museum.yaml"), encoding: .utf8)
-        for (index, id) in museum.gateways.map(\.id.rawValue).sorted().enumerated() {
-            venueText = venueText.replacingOccurrences(
-                of: "id: \(id),", with: "id: \(id), beacon: \"\(GatewayBeacons.beaconID(index: index))\",")
-        }
+        let venueText = GatewayBeacons.namingBeacons(
+            inVenueFile: try String(
+                contentsOf: Self.root.appendingPathComponent("config/venues/museum.yaml"), encoding: .utf8))
         let venue = directory.appendingPathComponent("museum.yaml").path
         try venueText.write(toFile: venue, atomically: true, encoding: .utf8)
         #expect(try VenueLoader.load(from: venue).gateways.allSatisfy { $0.beacon != nil })
