@@ -47,6 +47,8 @@ extension Hub {
                     logger.error("cannot read the database back: starting without it", metadata: ["error": "\(error)"])
                 }
             }
+            // The calibration version in force (the calibration page's), before anything is ingested.
+            await hub.calibrationDesk?.restore(into: self)
             // Registered before the connection starts: the batches the broker kept for this persistent session
             // arrive right after the CONNACK and must find their subscription (else they wait for the agents'
             // resend). They wait in the subscription's buffer until the retained state is read.

@@ -37,6 +37,8 @@ public final class Hub: Service, Sendable {
     /// POSTs the events to hub.yaml's `webhooks:`; `nil` without any.
     let webhooks: WebhookDispatcher?
     let shared = Mutex(Shared())
+    /// The calibration page's walks and versions; nil without a venue file.
+    let calibrationDesk: HubCalibrationDesk?
 
     struct Shared {
         var role = HubLock.Role.undecided
@@ -56,6 +58,13 @@ public final class Hub: Service, Sendable {
         let metrics = HubMetrics()
         self.board = board
         self.metrics = metrics
+        let desk = configuration.loadedVenue.map { venue in
+            HubCalibrationDesk(
+                venue: venue, settings: configuration.inference, site: configuration.site,
+                configured: initialEngine.calibration, configuredPath: configuration.calibration, store: store,
+                logger: logger)
+        }
+        calibrationDesk = desk
         self.dashboard = configuration.http.map { http in
             Dashboard(
                 configuration: DashboardConfiguration(
@@ -65,7 +74,8 @@ public final class Hub: Service, Sendable {
                     openHistory: Self.sharedHistoryOpener(configuration, logger: logger),
                     tripGapSeconds: configuration.store?.tripGapSeconds ?? 600,
                     storedTagID: { pseudonyms.key(for: $0) },
-                    chartJS: http.chartJS, webRoot: http.webRoot, corsOrigins: http.corsOrigins),
+                    chartJS: http.chartJS, webRoot: http.webRoot, corsOrigins: http.corsOrigins,
+                    calibration: desk),
                 board: board, registry: metrics.registry, logger: logger)
         }
         self.pseudonyms = pseudonyms
@@ -84,6 +94,7 @@ public final class Hub: Service, Sendable {
         webhooks =
             configuration.webhooks.isEmpty
             ? nil : WebhookDispatcher(configuration.webhooks, topics: topics, logger: logger)
+        desk?.attach(self)
     }
 
     /// How the dashboard opens a history kept on a server (nil for a file, which it opens by path).

@@ -75,6 +75,8 @@ public struct HubCore: Sendable {
     /// `nil`: no database; batches are acknowledged once applied.
     public let persistence: Persistence?
     public internal(set) var engine: ZoneEngine
+    /// The calibration walk being recorded (docs/dashboard.md, "The calibration page"), nil when none.
+    public internal(set) var calibrationWalk: CalibrationSession?
     public internal(set) var counters = Counters()
     public internal(set) var gateways: [GatewayID: GatewayHealth] = [:]
     /// What the gateways hear of each other's own beacons.
@@ -253,6 +255,7 @@ public struct HubCore: Sendable {
             }
             var line = SightingLine(sighting, gateway: batch.gateway)
             line.t += offset
+            if calibrationWalk != nil { calibrationWalk!.add(line) }
             engine.ingest(line, events: &events)
             if raw {
                 journal.sightings.append(

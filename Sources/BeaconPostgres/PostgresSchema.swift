@@ -116,6 +116,18 @@ public enum PostgresSchema {
             CREATE INDEX visits_dwell ON visits (site, zone, duration) INCLUDE (tag, enter) WHERE exit IS NOT NULL;
             """
         ),
+        (
+            "pg-3",
+            """
+            -- The calibration's versions per site (docs/storage.md): the newest is in force.
+            CREATE TABLE calibrations (
+                site text NOT NULL, version integer NOT NULL, created float8 NOT NULL, who text NOT NULL, note text,
+                kind text NOT NULL, restores integer, zones integer NOT NULL, gateways integer NOT NULL,
+                accuracy_before float8, accuracy_after float8, body text,
+                PRIMARY KEY (site, version)
+            );
+            """
+        ),
     ]
 
     /// A migration's statements: split at each `;` that ends a line, comment lines dropped.

@@ -58,6 +58,13 @@ public protocol HistoryStore: AnyObject, Sendable {
     func zones() async throws -> [(id: String, name: String?)]
     /// Events in [since, until), newest first, `offset` skipping that many.
     func events(_ filter: HubStore.EventFilter, limit: Int, offset: Int) async throws -> [HubStore.StoredEvent]
+
+    /// Stores a new calibration version, numbered one past the newest, and returns it as stored.
+    func addCalibration(_ version: CalibrationVersion) async throws -> CalibrationVersion
+    /// The site's calibration versions, newest first, without their bodies.
+    func calibrationVersions() async throws -> [CalibrationVersion]
+    /// One version with its body; nil when there is none of that number.
+    func calibration(version: Int) async throws -> CalibrationVersion?
 }
 
 extension HubStore {

@@ -83,6 +83,17 @@ extension HubStore {
                 PRIMARY KEY (zone, hour)
             ) WITHOUT ROWID;
             """
-        )
+        ),
+        (
+            "hub-2",
+            """
+            -- The calibration's versions (docs/storage.md): the newest is in force.
+            CREATE TABLE calibrations (
+                version INTEGER PRIMARY KEY, created REAL NOT NULL, who TEXT NOT NULL, note TEXT, kind TEXT NOT NULL,
+                restores INTEGER, zones INTEGER NOT NULL, gateways INTEGER NOT NULL,
+                accuracy_before REAL, accuracy_after REAL, body TEXT
+            );
+            """
+        ),
     ]
 }

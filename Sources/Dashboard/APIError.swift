@@ -16,6 +16,11 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         self.message = message
     }
 
+    /// For code outside the HTTP layer (the hub's calibration desk), by status number.
+    public init(status: Int, _ code: String, _ message: String) {
+        self.init(HTTPResponse.Status(code: status), code, message)
+    }
+
     static func badRequest(_ message: String) -> APIError { APIError(.badRequest, "bad-request", message) }
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "not-found", message) }
 

@@ -123,6 +123,7 @@ public final class Dashboard: Service, Sendable {
         router.add(middleware: JSONErrors())
         router.add(middleware: BearerToken(token: configuration.token))
         addAPIRoutes(to: router)
+        addCalibrationRoutes(to: router)
         router.get("/health") { [self] _, _ in try json(health(), status: .ok) }
         router.get("/health/live") { [self] _, _ in try json(health(), status: .ok) }
         router.get("/health/ready") { [self] _, _ in
@@ -134,7 +135,10 @@ public final class Dashboard: Service, Sendable {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
-        for (path, file) in [("/", "index.html"), ("/app.js", "app.js"), ("/app.css", "app.css")] {
+        for (path, file) in [
+            ("/", "index.html"), ("/app.js", "app.js"), ("/app.css", "app.css"), ("/calibrate", "calibrate.html"),
+            ("/calibrate.js", "calibrate.js"), ("/calibrate.css", "calibrate.css"),
+        ] {
             router.get(RouterPath(path)) { [web] _, _ in try web.response(for: file) }
         }
         router.get("/lib/chart.js") { [web] _, _ in try web.chartResponse() }
@@ -257,8 +261,9 @@ struct AllowedOrigins<Context: RequestContext>: RouterMiddleware {
             return Response(
                 status: .noContent,
                 headers: [
-                    .accessControlAllowOrigin: allowed, .accessControlAllowMethods: "GET, HEAD, OPTIONS",
-                    .accessControlAllowHeaders: "Authorization, Accept, Last-Event-ID",
+                    .accessControlAllowOrigin: allowed,
+                    .accessControlAllowMethods: "GET, HEAD, POST, PUT, DELETE, OPTIONS",
+                    .accessControlAllowHeaders: "Authorization, Accept, Content-Type, Last-Event-ID",
                     .accessControlMaxAge: "600", .vary: "Origin",
                 ])
         }

@@ -34,13 +34,17 @@ public struct DashboardConfiguration: Sendable {
     /// Web origins (`https://intranet.example:8443`) whose pages may call the API from the browser (CORS); `*` for
     /// any. Empty: only the hub's own page.
     public var corsOrigins: [String]
+    /// The hub's calibration walks and versions (the calibration page); nil where nothing calibrates
+    /// (`beacon-hub serve`).
+    public var calibration: (any CalibrationDesk)?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, site: SiteID, venue: Venue? = nil,
         regions: [TagRegion] = [], storePath: String? = nil,
         openHistory: (@Sendable () throws -> any HistoryStore)? = nil, tripGapSeconds: Double = 600,
         storedTagID: @escaping @Sendable (String) -> String = { $0 },
-        chartJS: String = DashboardConfiguration.debianChartJS, webRoot: String? = nil, corsOrigins: [String] = []
+        chartJS: String = DashboardConfiguration.debianChartJS, webRoot: String? = nil, corsOrigins: [String] = [],
+        calibration: (any CalibrationDesk)? = nil
     ) {
         self.host = host
         self.port = port
@@ -55,6 +59,7 @@ public struct DashboardConfiguration: Sendable {
         self.chartJS = chartJS
         self.webRoot = webRoot
         self.corsOrigins = corsOrigins
+        self.calibration = calibration
     }
 
     /// Where Debian 12's libjs-chart.js (3.9) puts its UMD build.

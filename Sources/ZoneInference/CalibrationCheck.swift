@@ -2,8 +2,8 @@ import BeaconModel
 
 /// The accuracy a calibration walk lets one expect, per zone: the engine replays the walk's own sightings and each
 /// second the tag stood in a zone is scored against where the plan says it was — the stops' seconds (less their
-/// settling seconds) when the plan has stops, else every second of the route; the route, when there is one, says
-/// which zone the tag was in, else the stop. *Before* is the engine uncalibrated. *After* is
+/// settling seconds) when the plan has stops, else every second of the route; a stop says which zone the tag was in,
+/// the route where there is no stop. *Before* is the engine with `current` (uncalibrated by default). *After* is
 /// cross-validated: the walk is cut into `chunkSeconds` stretches dealt round-robin into `folds` folds, and each
 /// fold's seconds are scored by an engine whose calibration was made without that fold's sightings — so a zone's
 /// figure says what the calibration does for readings it did not learn from, not how well it remembers them.
@@ -38,7 +38,7 @@ public struct CalibrationCheck: Sendable, Hashable {
     public static func run(
         venue: Venue, settings: InferenceSettings, beacon: String, stops: [Calibrator.Stop],
         route: [Calibrator.RoutePoint], sightings: [SightingLine], site: SiteID, folds: Int = 5,
-        chunkSeconds: Double = 10
+        chunkSeconds: Double = 10, current: Calibration? = nil, learned: LearnedRadio = LearnedRadio()
     ) -> CalibrationCheck? {
         let beacon = beacon.lowercased()
         let walk = sightings.filter { $0.beacon == beacon }.sorted { $0.t < $1.t }
@@ -61,13 +61,14 @@ public struct CalibrationCheck: Sendable, Hashable {
             let t = start + Double(index)
             let stop = plain.stops.first { t >= $0.from + Calibrator.settle && t < $0.to - Calibrator.settle }
             if !plain.stops.isEmpty && stop == nil { continue }
-            if !plain.route.isEmpty {
+            // A stop names its zone (the person said so); between stops, the route's place says it.
+            if let stop {
+                truth[index] = model.zones.firstIndex(of: stop.zone)
+            } else if !plain.route.isEmpty {
                 guard let place = plain.place(at: t), let zone = venue.zone(at: Point(place.x, place.y)) else {
                     continue
                 }
                 truth[index] = model.zones.firstIndex(of: zone.id)
-            } else if let stop {
-                truth[index] = model.zones.firstIndex(of: stop.zone)
             }
         }
         guard truth.contains(where: { $0 != nil }) else { return nil }
@@ -78,6 +79,7 @@ public struct CalibrationCheck: Sendable, Hashable {
             var engine = ZoneEngine(
                 venue: venue, settings: settings,
                 directory: TagDirectory(named: [(beacon: beacon, tag: tag)], regions: []), calibration: calibration)
+            engine.apply(learned)
             var events: [ZoneEvent] = []
             var reported = [Int?](repeating: nil, count: count)
             var next = 0
@@ -97,7 +99,7 @@ public struct CalibrationCheck: Sendable, Hashable {
             return reported
         }
 
-        let before = replay(nil)
+        let before = replay(current)
         var after = [Int?](repeating: nil, count: count)
         var used: [Int] = []
         for k in 0..<folds {

@@ -14,11 +14,15 @@ public struct Calibrator: Sendable {
         public var t: Double
         public var x: Double
         public var y: Double
+        /// True when the tag's place between this point and the next is unknown (a phone walk's stay in a whole zone
+        /// came between): nothing is interpolated there.
+        public var gap: Bool?
 
-        public init(t: Double, x: Double, y: Double) {
+        public init(t: Double, x: Double, y: Double, gap: Bool? = nil) {
             self.t = t
             self.x = x
             self.y = y
+            self.gap = gap
         }
     }
 
@@ -39,6 +43,9 @@ public struct Calibrator: Sendable {
     public static let settle = 2.0
     /// The route's readings are pooled over windows of this many seconds (at a slow walk, a metre or two).
     public static let pointSeconds = 2.0
+    /// Two route points further apart in time than this, at different places, are not joined by a straight walk: the
+    /// tag's place between them is unknown (a phone walk's taps: the walker may have stopped to talk on the way).
+    public static let routeGapSeconds = 60.0
 
     let model: VenueModel
     let beacon: String
@@ -135,8 +142,10 @@ public struct Calibrator: Sendable {
         let a = route[low]
         guard low + 1 < route.count else { return (a.x, a.y, nil) }
         let b = route[low + 1]
+        if a.gap == true && t > a.t { return nil }
         let share = b.t > a.t ? (t - a.t) / (b.t - a.t) : 0
         let moved = ((b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y)).squareRoot()
+        if moved >= 0.1 && b.t - a.t > Self.routeGapSeconds { return nil }
         return (
             a.x + (b.x - a.x) * share, a.y + (b.y - a.y) * share, moved >= 0.1 ? atan2(b.y - a.y, b.x - a.x) : nil
         )

@@ -8,6 +8,20 @@ extension ZoneEngine {
     public mutating func apply(_ learned: LearnedRadio) {
         guard learned != self.learned else { return }
         self.learned = learned
+        rebuildRadio(calibrated: false)
+    }
+
+    /// Swaps the calibration live (a walk finished on the dashboard's calibration page, or a rollback; nil: none), as
+    /// a restart with it in hub.yaml would, except that tags keep their beliefs and states and the probe tags' evidence
+    /// stays. A calibration with a route also chooses the exponent its points fit best.
+    public mutating func apply(calibration: Calibration?) {
+        guard calibration != self.calibration else { return }
+        self.calibration = calibration
+        rebuildRadio(calibrated: calibration?.points?.isEmpty == false)
+    }
+
+    /// The model and the `position` maps from the venue, the calibration and what the links taught.
+    mutating func rebuildRadio(calibrated: Bool) {
         model = VenueModel(venue: venue, settings: settings, calibration: calibration, learned: learned)
         guard settings.method == .position, !position.maps.isEmpty else { return }
         let (maps, start) = Self.positionMaps(
@@ -19,6 +33,6 @@ extension ZoneEngine {
             map.corrected = position.maps[k].corrected
             position.maps[k] = map
         }
-        if !heard { position.choice = start }
+        if !heard || calibrated { position.choice = start }
     }
 }

@@ -38,7 +38,7 @@ public struct ZoneEngine: Sendable {
     public let settings: InferenceSettings
     /// The venue and calibration file the engine was made from, kept to fold in what is learned later.
     public let venue: Venue
-    let calibration: Calibration?
+    public internal(set) var calibration: Calibration?
     /// What the gateways' links taught (`apply(_:)`); empty until then.
     public internal(set) var learned = LearnedRadio()
     public let directory: TagDirectory

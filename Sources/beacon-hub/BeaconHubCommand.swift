@@ -218,27 +218,75 @@ struct BeaconHubCommand: AsyncParsableCommand {
         }
     }
 
-    struct Calibrate: ParsableCommand {
+    struct Calibrate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Compute gateway offsets and zone profiles from a calibration walk.",
+            abstract: "Compute a calibration from a recorded walk, or drive a live calibration walk on a running hub.",
             discussion: """
-                INPUT is a recording (sighting lines or batch payloads) of a person standing with one tag in each \
-                zone for about 30 s; --plan names the tag and when it stood where (docs/inference.md, "Calibration").
+                From a recording: beacon-hub calibrate --config hub.yaml INPUT --plan plan.yaml --out calibration.yaml \
+                reads a recording (sighting lines or batch payloads) of a person standing with one tag in each zone \
+                for about 30 s; --plan names the tag and when it stood where (docs/inference.md, "Calibration").
+
+                Live: beacon-hub calibrate --live http://HUB:PORT ACTION drives the dashboard's calibration page's \
+                session (docs/hub.md): start --beacon B --who NAME [--seconds 30]; mark --zone Z | --at X,Y; \
+                plan --plan plan.yaml (the plan file's stops and route in place of marks); status; \
+                finish [--note TEXT] (applies it live and stores a version); cancel; rollback --who NAME \
+                [--version N]; versions. --token-file when the hub has http.tokenFile.
                 """)
 
-        @Option(help: "Path of hub.yaml.")
-        var config: String
+        @Option(help: "Path of hub.yaml (from a recording).")
+        var config: String?
 
-        @Argument(help: "The recorded walk (.jsonl or .jsonl.gz).")
+        @Argument(help: "The recorded walk (.jsonl or .jsonl.gz); with --live, the action.")
         var input: String
 
-        @Option(help: "The plan file: the calibration tag's beacon and its stops (zone, from, to).")
-        var plan: String
+        @Option(help: "The plan file: the calibration tag's beacon, its stops (zone, from, to) and route.")
+        var plan: String?
 
-        @Option(help: "Where to write the calibration file (YAML).")
-        var out: String
+        @Option(help: "Where to write the calibration file (YAML; from a recording).")
+        var out: String?
 
-        func run() throws {
+        @Option(help: "The running hub's dashboard address (http://host:port): drive a live walk.")
+        var live: String?
+
+        @Option(help: "A file holding the hub's API token (http.tokenFile), for --live.")
+        var tokenFile: String?
+
+        @Option(help: "start: the beacon you carry.")
+        var beacon: String?
+
+        @Option(help: "start, rollback: who walks (recorded with the version).")
+        var who: String?
+
+        @Option(help: "start: seconds each stay lasts (default 30).")
+        var seconds: Double?
+
+        @Option(help: "mark: the zone you stand in.")
+        var zone: String?
+
+        @Option(help: "mark: where you stand, x,y in venue metres.")
+        var at: String?
+
+        @Option(help: "mark: when the stay began (unix seconds; default: now).")
+        var time: Double?
+
+        @Option(help: "mark: when the stay ends (unix seconds; default: after the walk's stay seconds).")
+        var until: Double?
+
+        @Option(help: "finish: a note kept with the version.")
+        var note: String?
+
+        @Option(help: "rollback: the version to put back (0: hub.yaml's calibration; default: the one before).")
+        var version: Int?
+
+        func run() async throws {
+            if let live {
+                try await runLive(live)
+                return
+            }
+            guard let config, let plan, let out else {
+                print("error: from a recording, give --config, --plan and --out (or --live URL ACTION for a live walk)")
+                throw ExitCode(64)
+            }
             do {
                 let configuration = try HubConfiguration.load(from: config)
                 let result = try CalibrateTool.run(
@@ -247,6 +295,38 @@ struct BeaconHubCommand: AsyncParsableCommand {
             } catch let error as ConfigError {
                 print("error: \(error)")
                 throw ExitCode(78)
+            } catch {
+                print("error: \(error)")
+                throw ExitCode(65)
+            }
+        }
+
+        func runLive(_ url: String) async throws {
+            guard let action = LiveCalibrateTool.Action(rawValue: input) else {
+                print(
+                    "error: with --live the action is one of "
+                        + LiveCalibrateTool.Action.allCases.map(\.rawValue).joined(separator: ", ") + ", not \(input)")
+                throw ExitCode(64)
+            }
+            var options = LiveCalibrateTool.Options()
+            options.beacon = beacon
+            options.who = who
+            options.seconds = seconds
+            options.zone = zone
+            options.at = at
+            options.t = time
+            options.until = until
+            options.planPath = plan
+            options.note = note
+            options.version = version
+            do {
+                let token = try tokenFile.map {
+                    try String(contentsOfFile: $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+                print(try await LiveCalibrateTool.run(url: url, token: token, action: action, options: options))
+            } catch let error as LiveCalibrateTool.Failure {
+                print("error: \(error)")
+                throw ExitCode(error.code == nil ? 69 : 65)
             } catch {
                 print("error: \(error)")
                 throw ExitCode(65)

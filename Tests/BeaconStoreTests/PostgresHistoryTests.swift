@@ -84,6 +84,13 @@ import Testing
         #expect(try await north.reading(["south"]).meta("site") == "south")
         // Each site's acknowledgements are its own, though the gateways share names.
         #expect(try await north.recover().acks == [HubStore.Ack(gateway: "gw-a", boot: "b1", seq: 1)])
+        // And so are their calibrations' versions.
+        for history in [north, south, north] {
+            _ = try await history.addCalibration(
+                CalibrationVersion(created: hour, who: "ana", kind: .walk, zones: 1, gateways: 1, body: "{}"))
+        }
+        #expect(try await north.calibrationVersions().map(\.version) == [2, 1])
+        #expect(try await south.calibrationVersions().map(\.version) == [1])
     }
 
     @Test func bigTablesArePartitionedByMonthAndRetentionDropsWholeDays() async throws {

@@ -1,6 +1,7 @@
 import BeaconConfig
 import BeaconModel
 import BeaconStore
+import BrokerTestSupport
 import Dashboard
 import Foundation
 import Logging
@@ -156,27 +157,6 @@ final class DashboardFixture: Sendable {
 struct FixtureError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// A TCP connection to 127.0.0.1:`port` whose reads give up after `receiveTimeout` (the caller closes it).
-func connectLoopback(port: Int, receiveTimeout: timeval) throws -> Int32 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard connected == 0 else {
-        close(fd)
-        throw FixtureError("cannot connect to 127.0.0.1:\(port)")
-    }
-    var timeout = receiveTimeout
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    return fd
 }
 
 /// Reads a Server-Sent Events stream over a plain socket (URLSession on Linux cannot stream a body).

@@ -75,6 +75,18 @@ import Testing
             return batch
         }
 
+        /// Publishes the next batch with these sightings.
+        func sightings(_ sightings: [Sighting]) async throws {
+            let next = seq.withLock { value -> UInt64 in
+                value += 1
+                return value
+            }
+            try await resend(
+                SightingBatch(
+                    gateway: GatewayID(rawValue: gateway)!, boot: boot, seq: next, sent: Date().timeIntervalSince1970,
+                    clockSynced: true, sightings: sightings))
+        }
+
         func resend(_ batch: SightingBatch) async throws {
             try await raw(try ContractCoding.encode(batch))
         }

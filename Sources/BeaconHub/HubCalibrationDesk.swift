@@ -1,0 +1,445 @@
+import BeaconModel
+import BeaconStore
+import Dashboard
+import Foundation
+import Logging
+import Synchronization
+import ZoneInference
+
+/// The hub's side of the calibration page and `beacon-hub calibrate --live` (docs/dashboard.md, "The calibration
+/// page"). The walk is recorded by the live core (`HubCore.calibrationWalk`, fed with the carried beacon's sightings as
+/// they are ingested); what the page asks is computed here on a copy, off the core's lock. Finishing stores a new
+/// version in the database and then applies it to the engine live; a rollback stores a version restoring an earlier
+/// one. The newest version is in force, also after a restart (`restore(into:)`).
+final class HubCalibrationDesk: CalibrationDesk {
+    struct Owner {
+        weak var hub: Hub?
+    }
+
+    /// The last cross-validation of a walk, recomputed when the walk has grown.
+    struct CheckCache {
+        var session: String
+        var marks: Int
+        var sightings: Int
+        var computed: Double
+        var check: CalibrationCheck?
+    }
+
+    let venue: Venue
+    let settings: InferenceSettings
+    let site: SiteID
+    /// hub.yaml's calibration: what version 0 means.
+    let configured: Calibration?
+    let configuredPath: String?
+    let store: (any HistoryStore)?
+    let logger: Logger
+    private let owner = Mutex(Owner())
+    /// The versions, when the hub keeps no database (lost at a restart).
+    private let memory = Mutex<[CalibrationVersion]>([])
+    private let checks = Mutex<CheckCache?>(nil)
+    /// One finish or rollback at a time: each stores, then applies.
+    private let changing = Mutex(false)
+
+    /// Seconds between two cross-validations of a growing walk.
+    static let checkSeconds = 5.0
+    static let defaultStaySeconds = 30.0
+
+    init(
+        venue: Venue, settings: InferenceSettings, site: SiteID, configured: Calibration?, configuredPath: String?,
+        store: (any HistoryStore)?, logger: Logger
+    ) {
+        self.venue = venue
+        self.settings = settings
+        self.site = site
+        self.configured = configured
+        self.configuredPath = configuredPath
+        self.store = store
+        self.logger = logger
+    }
+
+    func attach(_ hub: Hub) { owner.withLock { $0.hub = hub } }
+
+    /// The live core; an error while the hub is not active (a standby, or still starting).
+    func activeSession() throws -> Hub.Session {
+        guard let session = owner.withLock({ $0.hub })?.shared.withLock({ $0.session }) else {
+            throw APIError(
+                status: 503, CalibrationSessionError.Code.notActive.rawValue,
+                "this hub is not the active one (standby or starting): calibrate on the active hub")
+        }
+        return session
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    // MARK: CalibrationDesk
+
+    func overview() async throws -> CalibrationOverview {
+        let versions = try await versions()
+        let live = try? activeSession().core.withLock { core in
+            (core.calibrationWalk, core.engine.calibration, core.engine.learned)
+        }
+        let walk = live.flatMap { live in live.0.map { ($0, live.1, live.2) } }
+        return CalibrationOverview(
+            active: versions.first, versions: versions,
+            session: walk.map { view(of: $0.0, current: $0.1, learned: $0.2, at: Self.now()) },
+            configured: configuredPath, stored: store != nil,
+            engine: live?.1.map {
+                CalibrationInForce(
+                    created: $0.created, zones: $0.zones.count, gateways: $0.gatewayOffsets.count,
+                    points: $0.points?.count ?? 0)
+            })
+    }
+
+    func start(_ request: CalibrationStart) async throws -> CalibrationSessionView {
+        let beacon = request.beacon.trimmingCharacters(in: .whitespaces).lowercased()
+        let who = request.who.trimmingCharacters(in: .whitespaces)
+        guard !beacon.isEmpty else { throw Self.bad(.badRequest, "name the beacon you carry (\"beacon\")") }
+        guard !who.isEmpty else { throw Self.bad(.badRequest, "say who walks (\"who\"): the version records it") }
+        let seconds = request.seconds ?? Self.defaultStaySeconds
+        guard CalibrationSession.secondsRange.contains(seconds) else {
+            throw Self.bad(.badRequest, "a stay lasts 5 to 600 seconds (\"seconds\"), not \(seconds)")
+        }
+        let session = try activeSession()
+        let now = Self.now()
+        let started = try session.core.withLock { core throws(APIError) in
+            if let open = core.calibrationWalk {
+                throw Self.bad(
+                    .sessionOpen,
+                    "\(open.who)'s walk with \(open.beacon) is open since \(Int(now - open.started)) s: finish or "
+                        + "cancel it first")
+            }
+            let walk = CalibrationSession(
+                id: UUID().uuidString.lowercased(), beacon: beacon, who: who, started: now, seconds: seconds)
+            core.calibrationWalk = walk
+            return (walk, core.engine.calibration, core.engine.learned)
+        }
+        logger.info("calibration walk started", metadata: ["who": "\(who)", "seconds": "\(seconds)"])
+        return view(of: started.0, current: started.1, learned: started.2, at: now)
+    }
+
+    func session() async throws -> CalibrationSessionView {
+        let (walk, current, learned) = try snapshot()
+        return view(of: walk, current: current, learned: learned, at: Self.now())
+    }
+
+    func mark(_ request: CalibrationMark) async throws -> CalibrationSessionView {
+        let now = Self.now()
+        if let t = request.t, t > now + 5 {
+            throw Self.bad(.badMark, "a mark cannot be in the future (t \(t) is \(Int(t - now)) s ahead of the hub)")
+        }
+        let zone = try request.zone.map { name throws(APIError) in
+            guard let zone = ZoneID(rawValue: name) else { throw Self.bad(.badMark, "\"\(name)\" is no zone id") }
+            return zone
+        }
+        let session = try activeSession()
+        let marked = try session.core.withLock { core throws(APIError) in
+            guard var walk = core.calibrationWalk else { throw Self.noSession() }
+            do throws(CalibrationSessionError) {
+                try walk.mark(
+                    zone: zone, x: request.x, y: request.y, at: request.t ?? now, until: request.until, venue: venue)
+            } catch {
+                throw Self.bad(error.code, error.message)
+            }
+            core.calibrationWalk = walk
+            return (walk, core.engine.calibration, core.engine.learned)
+        }
+        return view(of: marked.0, current: marked.1, learned: marked.2, at: now)
+    }
+
+    func plan(_ request: CalibrationPlan) async throws -> CalibrationSessionView {
+        let session = try activeSession()
+        let now = Self.now()
+        let planned = try session.core.withLock { core throws(APIError) in
+            guard var walk = core.calibrationWalk else { throw Self.noSession() }
+            do throws(CalibrationSessionError) {
+                try walk.replacePlan(stops: request.stops ?? [], route: request.route ?? [], venue: venue)
+            } catch {
+                throw Self.bad(error.code, error.message)
+            }
+            core.calibrationWalk = walk
+            return (walk, core.engine.calibration, core.engine.learned)
+        }
+        return view(of: planned.0, current: planned.1, learned: planned.2, at: now)
+    }
+
+    func cancel() async throws {
+        let session = try activeSession()
+        let cancelled = session.core.withLock { core in
+            defer { core.calibrationWalk = nil }
+            return core.calibrationWalk != nil
+        }
+        guard cancelled else { throw Self.noSession() }
+        logger.info("calibration walk cancelled")
+    }
+
+    func finish(_ request: CalibrationFinish) async throws -> CalibrationFinished {
+        try exclusively()
+        defer { changing.withLock { $0 = false } }
+        let (walk, current, learned) = try snapshot()
+        let now = Self.now()
+        let (stops, route) = walk.plan(at: now)
+        var calibrator = Calibrator(
+            model: VenueModel(venue: venue, settings: settings), beacon: walk.beacon, stops: stops, route: route)
+        for sighting in walk.sightings { calibrator.add(sighting) }
+        let (calibration, _) = calibrator.result(site: site, created: now.rounded())
+        guard calibrator.used > 0, !calibration.zones.isEmpty || calibration.points?.isEmpty == false else {
+            throw Self.bad(
+                .nothingRecorded,
+                walk.marks.isEmpty && walk.given == nil
+                    ? "nothing to apply: tap where you are on the plan and stay there"
+                    : "nothing to apply: the hub heard \(walk.beacon) during none of the stays — is it the beacon you "
+                        + "carry, and is it on?")
+        }
+        let check = self.check(of: walk, current: current, learned: learned, at: now, force: true)
+        let body = try Self.encode(calibration)
+        let version = try await add(
+            CalibrationVersion(
+                created: now, who: walk.who, note: request.note.flatMap { $0.isEmpty ? nil : $0 }, kind: .walk,
+                zones: calibration.zones.count, gateways: calibration.gatewayOffsets.count, before: check?.before,
+                after: check?.after, body: body))
+        // Stored, so applied: a restart finds what the engine runs with.
+        let session = try activeSession()
+        let ended = session.core.withLock { core in
+            core.engine.apply(calibration: calibration)
+            if core.calibrationWalk?.id == walk.id { core.calibrationWalk = nil }
+            return (core.engine.calibration, core.engine.learned)
+        }
+        logger.info(
+            "calibration applied",
+            metadata: ["version": "\(version.version)", "who": "\(walk.who)", "zones": "\(version.zones)"])
+        var shown = view(of: walk, current: ended.0, learned: ended.1, at: now)
+        shown.check = check.map(Self.checkView)
+        return CalibrationFinished(version: Self.listed(version), session: shown)
+    }
+
+    func rollback(_ request: CalibrationRollback) async throws -> CalibrationRolledBack {
+        let who = request.who.trimmingCharacters(in: .whitespaces)
+        guard !who.isEmpty else { throw Self.bad(.badRequest, "say who rolls back (\"who\"): the version records it") }
+        try exclusively()
+        defer { changing.withLock { $0 = false } }
+        let session = try activeSession()
+        let versions = try await versions()
+        let target: Int
+        if let asked = request.version {
+            guard asked == 0 || versions.contains(where: { $0.version == asked }) else {
+                throw Self.bad(
+                    .noVersion,
+                    "there is no version \(asked): one of "
+                        + (["0"] + versions.map { "\($0.version)" }).joined(separator: ", "))
+            }
+            target = asked
+        } else {
+            guard let active = versions.first else {
+                throw Self.bad(
+                    .noVersion, "nothing to roll back: no version is stored, hub.yaml's calibration is in force")
+            }
+            target = Self.previous(active, versions)
+        }
+        let (calibration, body) = try await self.calibration(of: target)
+        let version = try await add(
+            CalibrationVersion(
+                created: Self.now(), who: who, note: "rollback to version \(target)", kind: .rollback,
+                restores: target, zones: calibration?.zones.count ?? 0,
+                gateways: calibration?.gatewayOffsets.count ?? 0, body: body))
+        session.core.withLock { $0.engine.apply(calibration: calibration) }
+        logger.info("calibration rolled back", metadata: ["version": "\(version.version)", "restores": "\(target)"])
+        return CalibrationRolledBack(active: Self.listed(version))
+    }
+
+    /// What was in force before `active`: the version before it, or what that one restored (0: hub.yaml's).
+    static func previous(_ active: CalibrationVersion, _ versions: [CalibrationVersion]) -> Int {
+        guard let index = versions.firstIndex(where: { $0.version == active.version }), index + 1 < versions.count
+        else { return 0 }
+        let before = versions[index + 1]
+        return before.kind == .rollback ? (before.restores ?? 0) : before.version
+    }
+
+    // MARK: Starting
+
+    /// Puts the newest stored version in force in a new active period's core (before anything is ingested).
+    func restore(into session: Hub.Session) async {
+        guard let store else { return }
+        do {
+            guard let newest = try await store.calibrationVersions().first else { return }
+            let (calibration, _) = try await self.calibration(of: newest.version)
+            session.core.withLock { $0.engine.apply(calibration: calibration) }
+            logger.info(
+                "calibration version in force",
+                metadata: ["version": "\(newest.version)", "who": "\(newest.who)", "kind": "\(newest.kind.rawValue)"])
+        } catch {
+            logger.error(
+                "cannot read the stored calibration: running with hub.yaml's",
+                metadata: ["error": "\(error)", "fix": "check the database; roll back on the calibration page"])
+        }
+    }
+
+    // MARK: Helpers
+
+    func exclusively() throws {
+        let busy = changing.withLock { busy in
+            defer { busy = true }
+            return busy
+        }
+        if busy { throw APIError(status: 409, "busy", "another finish or rollback is being applied: try again") }
+    }
+
+    func snapshot() throws -> (CalibrationSession, Calibration?, LearnedRadio) {
+        let session = try activeSession()
+        return try session.core.withLock { core throws(APIError) in
+            guard let walk = core.calibrationWalk else { throw Self.noSession() }
+            return (walk, core.engine.calibration, core.engine.learned)
+        }
+    }
+
+    func versions() async throws -> [CalibrationVersion] {
+        guard let store else { return memory.withLock { $0.reversed().map(Self.listed) } }
+        do {
+            return try await store.calibrationVersions()
+        } catch {
+            throw APIError(status: 503, "store-error", "cannot read the calibration's versions: \(error)")
+        }
+    }
+
+    func add(_ version: CalibrationVersion) async throws -> CalibrationVersion {
+        guard let store else {
+            return memory.withLock { versions in
+                var stored = version
+                stored.version = versions.count + 1
+                versions.append(stored)
+                return stored
+            }
+        }
+        do {
+            return try await store.addCalibration(version)
+        } catch {
+            throw APIError(
+                status: 503, "store-error",
+                "the database did not take the new version, so nothing was applied: \(error) — try again once it "
+                    + "takes writes")
+        }
+    }
+
+    /// Version `number`'s calibration and body (0: hub.yaml's).
+    func calibration(of number: Int) async throws -> (Calibration?, String?) {
+        guard number > 0 else { return (configured, nil) }
+        let stored: CalibrationVersion?
+        if let store {
+            do {
+                stored = try await store.calibration(version: number)
+            } catch {
+                throw APIError(status: 503, "store-error", "cannot read version \(number): \(error)")
+            }
+        } else {
+            stored = memory.withLock { $0.first { $0.version == number } }
+        }
+        guard let stored else { throw Self.bad(.noVersion, "there is no version \(number)") }
+        // A rollback's body is the version it restored; a rollback to 0 has none: hub.yaml's.
+        guard let body = stored.body else { return (configured, nil) }
+        do {
+            return (try JSONDecoder().decode(Calibration.self, from: Data(body.utf8)), body)
+        } catch {
+            throw APIError(
+                status: 500, "bad-version",
+                "version \(number) in the database is not a calibration (\(error)): roll back to another")
+        }
+    }
+
+    static func encode(_ calibration: Calibration) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(calibration), as: UTF8.self)
+    }
+
+    /// As lists show it: without the body.
+    static func listed(_ version: CalibrationVersion) -> CalibrationVersion {
+        var listed = version
+        listed.body = nil
+        return listed
+    }
+
+    static func bad(_ code: CalibrationSessionError.Code, _ message: String) -> APIError {
+        let status =
+            switch code {
+            case .noSession, .noVersion: 404
+            case .sessionOpen, .nothingRecorded: 409
+            case .notActive: 503
+            case .badMark, .badRequest: 400
+            }
+        return APIError(status: status, code.rawValue, message)
+    }
+
+    static func noSession() -> APIError {
+        bad(.noSession, "no calibration walk is open: start one (POST /api/calibration/session)")
+    }
+
+    // MARK: The page's view
+
+    func view(
+        of walk: CalibrationSession, current: Calibration?, learned: LearnedRadio, at now: Double
+    ) -> CalibrationSessionView {
+        let progress = walk.progress(venue: venue, at: now)
+        let check = self.check(of: walk, current: current, learned: learned, at: now, force: false)
+        var warnings: [String] = []
+        let (stops, route) = walk.plan(at: now)
+        if !stops.isEmpty || !route.isEmpty {
+            var calibrator = Calibrator(
+                model: VenueModel(venue: venue, settings: settings), beacon: walk.beacon, stops: stops, route: route)
+            for sighting in walk.sightings { calibrator.add(sighting) }
+            warnings = calibrator.result(site: site, created: now).warnings
+        }
+        if walk.dropped > 0 {
+            warnings.append(
+                "the walk is long: \(walk.dropped) sightings beyond the first \(CalibrationSession.maxSightings) were not kept"
+            )
+        }
+        let names = Dictionary(uniqueKeysWithValues: venue.zones.map { ($0.id, $0.name) })
+        let scored = Dictionary(uniqueKeysWithValues: (check?.zones ?? []).map { ($0.zone, $0) })
+        let current = walk.current(at: now)
+        return CalibrationSessionView(
+            id: walk.id, beacon: walk.beacon, who: walk.who, started: walk.started, now: now, seconds: walk.seconds,
+            sightings: walk.sightings.count, lastHeard: walk.sightings.last?.t,
+            marks: walk.marks.map {
+                .init(n: $0.n, t: $0.t, until: $0.until, zone: $0.zone?.rawValue, x: $0.x, y: $0.y)
+            },
+            current: current.map {
+                .init(n: $0.n, zone: $0.zone?.rawValue, x: $0.x, y: $0.y, remaining: max(0, $0.until - now))
+            },
+            zones: progress.map { row in
+                .init(
+                    zone: row.zone.rawValue, name: names[row.zone] ?? row.zone.rawValue, seconds: row.seconds,
+                    gateways: row.gateways, quality: row.quality.rawValue, before: scored[row.zone]?.before,
+                    after: scored[row.zone]?.after)
+            },
+            check: check.map(Self.checkView), warnings: warnings)
+    }
+
+    static func checkView(_ check: CalibrationCheck) -> CalibrationSessionView.Check {
+        .init(before: check.before, after: check.after, seconds: check.seconds, folds: check.folds)
+    }
+
+    /// The walk's cross-validation, from the cache unless the walk grew and `checkSeconds` passed (or `force`).
+    func check(
+        of walk: CalibrationSession, current: Calibration?, learned: LearnedRadio, at now: Double, force: Bool
+    ) -> CalibrationCheck? {
+        if let cached = checks.withLock({ $0 }), cached.session == walk.id, !force {
+            let marks = walk.given == nil ? walk.marks.count : -1
+            let same = cached.marks == marks && cached.sightings == walk.sightings.count
+            if same || (cached.marks == marks && now - cached.computed < Self.checkSeconds) {
+                return cached.check
+            }
+        }
+        let (stops, route) = walk.plan(at: now)
+        let check =
+            stops.isEmpty && route.isEmpty
+            ? nil
+            : CalibrationCheck.run(
+                venue: venue, settings: settings, beacon: walk.beacon, stops: stops, route: route,
+                sightings: walk.sightings, site: site, current: current, learned: learned)
+        checks.withLock {
+            $0 = CheckCache(
+                session: walk.id, marks: walk.given == nil ? walk.marks.count : -1, sightings: walk.sightings.count,
+                computed: now, check: check)
+        }
+        return check
+    }
+}

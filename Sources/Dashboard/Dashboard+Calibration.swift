@@ -1,0 +1,73 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+extension Dashboard {
+    /// The calibration page's API (docs/dashboard.md, "The calibration page"): the walk's session, the versions and
+    /// rollback. With a token configured every call needs it, as the rest of `/api/`.
+    func addCalibrationRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/api/calibration") { [self] _, _ in try json(await desk().overview()) }
+        router.post("/api/calibration/session") { [self] request, _ in
+            let start = try await body(CalibrationStart.self, of: request)
+            return try json(await desk().start(start), status: .created)
+        }
+        router.get("/api/calibration/session") { [self] _, _ in try json(await desk().session()) }
+        router.delete("/api/calibration/session") { [self] _, _ in
+            try await desk().cancel()
+            return Response(status: .noContent)
+        }
+        router.post("/api/calibration/session/marks") { [self] request, _ in
+            let mark = try await body(CalibrationMark.self, of: request)
+            return try json(await desk().mark(mark))
+        }
+        router.put("/api/calibration/session/plan") { [self] request, _ in
+            let plan = try await body(CalibrationPlan.self, of: request)
+            return try json(await desk().plan(plan))
+        }
+        router.post("/api/calibration/session/finish") { [self] request, _ in
+            let finish = try await body(CalibrationFinish.self, of: request, emptyAllowed: true) ?? CalibrationFinish()
+            return try json(await desk().finish(finish))
+        }
+        router.post("/api/calibration/rollback") { [self] request, _ in
+            let rollback = try await body(CalibrationRollback.self, of: request)
+            return try json(await desk().rollback(rollback))
+        }
+    }
+
+    func desk() throws -> any CalibrationDesk {
+        guard let desk = configuration.calibration else {
+            throw APIError(
+                .notFound, "no-calibration",
+                "this server does not calibrate: the calibration page is served by beacon-hub run, not by "
+                    + "beacon-hub serve")
+        }
+        return desk
+    }
+
+    /// A request's JSON body; an error that names the field when it does not decode.
+    func body<T: Decodable>(_ type: T.Type, of request: Request) async throws -> T {
+        guard let value = try await body(type, of: request, emptyAllowed: false) else {
+            throw APIError.badRequest("this request needs a JSON body (docs/openapi.yaml)")
+        }
+        return value
+    }
+
+    func body<T: Decodable>(_ type: T.Type, of request: Request, emptyAllowed: Bool) async throws -> T? {
+        let buffer = try await request.body.collect(upTo: 64 * 1024)
+        guard buffer.readableBytes > 0 else {
+            if emptyAllowed { return nil }
+            throw APIError.badRequest("this request needs a JSON body (docs/openapi.yaml)")
+        }
+        do {
+            return try JSONDecoder().decode(type, from: Data(buffer.readableBytesView))
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw APIError.badRequest("the body lacks \"\(key.stringValue)\" (docs/openapi.yaml)")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw APIError.badRequest(
+                "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type "
+                    + "(docs/openapi.yaml)")
+        } catch {
+            throw APIError.badRequest("the body is not the JSON this endpoint takes (docs/openapi.yaml): \(error)")
+        }
+    }
+}
