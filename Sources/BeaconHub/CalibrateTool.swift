@@ -37,11 +37,15 @@ public enum CalibrateTool {
         public var check: CalibrationCheck?
     }
 
+    /// `taps`: the plan's stops are a phone walk's taps and go the calibration page's way (`CalibrationSession`):
+    /// each stop a tap at the route's place when it began (a point), or of its zone when the plan has no route; the
+    /// route between is then the session's, not the plan's.
     public static func run(
-        configuration: HubConfiguration, inputPath: String, planPath: String, outputPath: String
+        configuration: HubConfiguration, inputPath: String, planPath: String, outputPath: String, taps: Bool = false
     ) throws -> Result {
-        let plan = try ConfigLoader.load(Plan.self, from: planPath)
+        var plan = try ConfigLoader.load(Plan.self, from: planPath)
         let venue = try configuration.venueFile()
+        if taps { (plan.stops, plan.route) = try tapped(plan, venue: venue) }
         // Offsets are measured against the uncalibrated geometry.
         let model = VenueModel(venue: venue, settings: configuration.inference)
         var calibrator = Calibrator(model: model, beacon: plan.beacon, stops: plan.stops, route: plan.route)
@@ -102,6 +106,29 @@ public enum CalibrateTool {
         }
         lines += warnings.map { "  warning: \($0)" }
         return Result(calibration: calibration, report: lines.joined(separator: "\n"), check: check)
+    }
+
+    /// The plan as the calibration page would have recorded it from a tap at the start of each stop.
+    static func tapped(
+        _ plan: Plan, venue: Venue
+    ) throws -> (stops: [Calibrator.Stop], route: [Calibrator.RoutePoint]) {
+        let stops = plan.stops.sorted { $0.from < $1.from }
+        guard let first = stops.first else {
+            throw CalibrationSessionError(.badRequest, "--taps needs the plan's stops: each is a tap")
+        }
+        var session = CalibrationSession(
+            id: "plan", beacon: plan.beacon, who: "plan", started: first.from,
+            seconds: CalibrationSession.secondsRange
+                .upperBound)
+        for stop in stops {
+            let place = plan.route.min { abs($0.t - stop.from) < abs($1.t - stop.from) }
+            if let place, venue.zone(at: Point(place.x, place.y))?.id == stop.zone {
+                try session.mark(zone: nil, x: place.x, y: place.y, at: stop.from, until: stop.to, venue: venue)
+            } else {
+                try session.mark(zone: stop.zone, x: nil, y: nil, at: stop.from, until: stop.to, venue: venue)
+            }
+        }
+        return session.plan(at: .infinity)
     }
 
     /// The check's lines of the report: per zone, the seconds scored and the accuracy before → after.

@@ -263,9 +263,16 @@ final class HubCalibrationDesk: CalibrationDesk {
             guard let newest = try await store.calibrationVersions().first else { return }
             let (calibration, _) = try await self.calibration(of: newest.version)
             session.core.withLock { $0.engine.apply(calibration: calibration) }
-            logger.info(
-                "calibration version in force",
-                metadata: ["version": "\(newest.version)", "who": "\(newest.who)", "kind": "\(newest.kind.rawValue)"])
+            var metadata: Logger.Metadata = [
+                "version": "\(newest.version)", "who": "\(newest.who)", "kind": "\(newest.kind.rawValue)",
+            ]
+            if let configuredPath, calibration != configured {
+                // hub.yaml's file is not what runs: say so, once, where an operator who edited it will look.
+                metadata["configured"] = "\(configuredPath)"
+                metadata["fix"] =
+                    "to run with hub.yaml's calibration file, roll back to version 0 on the calibration page"
+            }
+            logger.info("calibration version in force", metadata: metadata)
         } catch {
             logger.error(
                 "cannot read the stored calibration: running with hub.yaml's",

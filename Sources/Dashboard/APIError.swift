@@ -6,7 +6,8 @@ import Hummingbird
 public struct APIError: Error, HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
     /// Stable, for scripts: `bad-request`, `not-found`, `unauthorized`, `no-history`, `store-error`, `no-web-page`,
-    /// `no-chart-js`, `internal`, `http` (docs/openapi.yaml).
+    /// `no-chart-js`, `internal`, `http`; the calibration's `no-calibration`, `not-active`, `bad-mark`, `no-session`,
+    /// `session-open`, `nothing-recorded`, `no-version`, `busy`, `bad-version` (docs/openapi.yaml).
     public var code: String
     public var message: String
 

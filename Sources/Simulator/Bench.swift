@@ -124,7 +124,12 @@ public enum Bench {
     /// the run wrote them; every score also away from zone boundaries. The replay's hub.yaml is `Files.calibratedHub`
     /// when `calibrated`; the command writes both. `alsoCalibrated` replays and scores the hub both ways over the same
     /// run: uncalibrated as usual, calibrated into `Files.calibratedEvents` and `Files.calibratedScore`.
-    public static func steps(seed: UInt64, duration: String, calibrated: Bool, alsoCalibrated: Bool = false) -> [Step] {
+    ///
+    /// `phoneWalk` (seconds a zone): the calibration is a phone walk instead — standing, turning, one tap a zone
+    /// (`beacon-sim calibration-walk --dwell`, `beacon-hub calibrate --taps`).
+    public static func steps(
+        seed: UInt64, duration: String, calibrated: Bool, alsoCalibrated: Bool = false, phoneWalk: Double? = nil
+    ) -> [Step] {
         let score = [
             "score", "--venue", Files.venue, "--truth", "run/truth.jsonl", "--near-boundary", Files.nearBoundary,
             "--json", "--events",
@@ -143,14 +148,14 @@ public enum Bench {
                     name: "calibration-walk", program: .sim,
                     arguments: [
                         "calibration-walk", Files.venue, "--out", "walk", "--seed", "\(seed)", "--start",
-                        "\(Int(walkStart))", "--stroll",
-                    ]),
+                        "\(Int(walkStart))",
+                    ] + (phoneWalk.map { ["--dwell", "\($0)"] } ?? ["--stroll"])),
                 Step(
                     name: "calibrate", program: .hub,
                     arguments: [
                         "calibrate", "--config", Files.hub, "walk/sightings.jsonl", "--plan", "walk/plan.yaml", "--out",
                         Files.calibration,
-                    ]),
+                    ] + (phoneWalk == nil ? [] : ["--taps"])),
             ]
         }
         steps += [

@@ -245,6 +245,13 @@ struct BeaconHubCommand: AsyncParsableCommand {
         @Option(help: "Where to write the calibration file (YAML; from a recording).")
         var out: String?
 
+        @Flag(
+            help: """
+                From a recording: take the plan's stops as a phone walk's taps (one at the start of each stop, at the \
+                route's place then), computed as the calibration page does.
+                """)
+        var taps = false
+
         @Option(help: "The running hub's dashboard address (http://host:port): drive a live walk.")
         var live: String?
 
@@ -290,7 +297,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
             do {
                 let configuration = try HubConfiguration.load(from: config)
                 let result = try CalibrateTool.run(
-                    configuration: configuration, inputPath: input, planPath: plan, outputPath: out)
+                    configuration: configuration, inputPath: input, planPath: plan, outputPath: out, taps: taps)
                 print(result.report)
             } catch let error as ConfigError {
                 print("error: \(error)")

@@ -40,6 +40,13 @@ struct BenchCommand: AsyncParsableCommand {
             "Score the hub uncalibrated and, over the same run, calibrated from a strolling walk (rows carry both).")
     var alsoCalibrated = false
 
+    @Option(
+        help: """
+            With --calibrated or --also-calibrated: calibrate from a phone walk of this many seconds a zone (standing, \
+            one tap a zone, as the calibration page records it) instead of the strolling walk.
+            """)
+    var phoneWalk: Double?
+
     @Option(help: "Keep every venue's files in this folder (default: a temporary folder, removed).")
     var out: String?
 
@@ -53,6 +60,14 @@ struct BenchCommand: AsyncParsableCommand {
         if calibrated && alsoCalibrated {
             throw ValidationError(
                 "--calibrated and --also-calibrated: give one (--also-calibrated scores the hub both ways)")
+        }
+        if let phoneWalk {
+            guard calibrated || alsoCalibrated else {
+                throw ValidationError("--phone-walk is how to calibrate: give --calibrated or --also-calibrated too")
+            }
+            guard (5...600).contains(phoneWalk) else {
+                throw ValidationError("--phone-walk \(phoneWalk): seconds a zone, 5 to 600")
+            }
         }
         if SimulatedDuration.parse(duration) == nil {
             throw ValidationError("--duration \(duration): expected e.g. 90s, 30m, 1h, 2h30m, or seconds")
@@ -124,9 +139,10 @@ struct BenchCommand: AsyncParsableCommand {
                 startNext()
             }
         }
-        let report = BenchReport(
+        var report = BenchReport(
             seeds: Bench.rangeText(range), seedSet: Bench.seedSetNote(range),
             durationSeconds: SimulatedDuration.parse(duration) ?? 0, calibrated: calibrated, rows: rows)
+        if let phoneWalk { report.walk = "a phone walk, \(Int(phoneWalk)) s a zone" }
         var text = report.table
         if json {
             let encoder = JSONEncoder()
@@ -165,7 +181,8 @@ struct BenchCommand: AsyncParsableCommand {
             ).write(to: folder.appendingPathComponent(Bench.Files.calibratedHub), atomically: true, encoding: .utf8)
         }
         for step in Bench.steps(
-            seed: venue.seed, duration: duration, calibrated: calibrated, alsoCalibrated: alsoCalibrated)
+            seed: venue.seed, duration: duration, calibrated: calibrated, alsoCalibrated: alsoCalibrated,
+            phoneWalk: phoneWalk)
         {
             if let required = step.requires,
                 !FileManager.default.fileExists(atPath: folder.appendingPathComponent(required).path)
