@@ -528,6 +528,58 @@ def links_section(base, command=None, title="the test set"):
     return "\n".join(out)
 
 
+def phone_section(path, command=None, title="the test set"):
+    """Calibrated from a phone walk (issue 22): a `beacon-sim bench --also-calibrated --phone-walk S --json` report."""
+    report = load(path)
+    if not report or not report.get("rows"):
+        return None
+    rows = sorted(report["rows"], key=lambda row: row["seed"])
+    seeds = [r["seed"] for r in rows]
+
+    def mean(values):
+        values = [v for v in values if v is not None]
+        return sum(values) / len(values) if values else None
+
+    lines = [
+        "## Calibrated from a phone walk (issue 22)",
+        "",
+        f"{len(rows)} venues of {title} (seeds {min(seeds)}–{max(seeds)}), each calibrated from {report.get('walk', '?')}:"
+        " the walker stands at a spot in each zone, turning slowly, and taps it once on the calibration page as they"
+        " arrive (`beacon-sim calibration-walk --dwell`, then `beacon-hub calibrate --taps`, which turns the stops into"
+        " taps and computes the calibration with the page's code). Scored over the same run as the uncalibrated hub and"
+        " the oracle. "
+        + (f"Command: `{command}`." if command else "Command: scripts/accuracy.sh (`--phone-venues`, `--phone-seconds`)."),
+        "",
+        "| family | venues | hub, uncalibrated | hub, phone walk | oracle | phone walk − oracle (points) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for family, chosen in by_family(rows):
+        name = f"**{family}**" if family == "all" else family
+        lines.append(
+            f"| {name} | {len(chosen)} | {pct(median(acc(r['hub']) for r in chosen))}"
+            f" | {pct(median(acc(r.get('calibratedHub')) for r in chosen))}"
+            f" | {pct(median(acc(r.get('oracle')) for r in chosen))}"
+            f" | {pts(median(diff(acc(r.get('calibratedHub')), acc(r.get('oracle'))) for r in chosen))} |")
+    phone = [acc(r.get("calibratedHub")) for r in rows]
+    oracle = [acc(r.get("oracle")) for r in rows]
+    hub = [acc(r["hub"]) for r in rows]
+    gap = median(diff(a, b) for a, b in zip(phone, oracle))
+    worse = sum(1 for a, b in zip(phone, hub) if a is not None and a < b)
+    lines += [
+        "",
+        f"Means of venues: uncalibrated {pct(mean(hub))}, phone walk {pct(mean(phone))}, oracle {pct(mean(oracle))}."
+        f" The phone walk's calibration is below the uncalibrated hub on {worse} of {len(rows)} venues.",
+        "",
+        "| target | measured | verdict |",
+        "|---|---|---|",
+        target_row("a phone walk of ≤ 60 s a zone: within 2 points of the oracle (median of venues' differences)",
+                   f"{pts(gap)} points", gap is not None and gap >= -0.02,
+                   f"{pts(-gap - 0.02) if gap is not None else '?'} points short"),
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: scripts/accuracy-report.py DIR > docs/accuracy.md")
@@ -614,12 +666,15 @@ def main():
             "",
         ]
     parts += [targets_section(rows, root), shipped_section(root, meta), flat_section(root),
-              links_section(os.path.join(root, "links"))]
+              links_section(os.path.join(root, "links")), phone_section(os.path.join(root, "phone", "bench.json"))]
     print("\n".join(part for part in parts if part is not None).rstrip() + "\n")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 4 and sys.argv[1] == "--links-only":
+    if len(sys.argv) >= 4 and sys.argv[1] == "--phone-only":
+        # The phone walk's section alone: --phone-only BENCH.json "the test set" [COMMAND…]
+        print(phone_section(sys.argv[2], command=" ".join(sys.argv[4:]) or None, title=sys.argv[3]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "--links-only":
         # The links section alone, for a run of scripts/links-accuracy.sh outside scripts/accuracy.sh:
         # --links-only DIR "training set"|"the test set" [COMMAND…]
         print(links_section(sys.argv[2], command=" ".join(sys.argv[4:]) or None, title=sys.argv[3]))

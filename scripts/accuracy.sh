@@ -3,13 +3,15 @@
 # oracle, the nominal model and the baseline), the hand-made venues (training data), the confirmation-time table and
 # the recorded Kolakowski flat (its calibration run is training data, test_robot test data).
 #
-#   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--report FILE] [--smoke]
-#                       [--debug]
+#   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--phone-venues N]
+#                       [--phone-seconds S] [--report FILE] [--smoke] [--debug]
 #
 # Builds release binaries (--debug: uses the debug build instead), simulates into DIR (default .build/accuracy) and
 # writes the report (default docs/accuracy.md). The test set is the first N venues (default 100: all) of seeds
 # 1001..1100. About 15 minutes on two cores plus the build; the gateways' links (scripts/links-accuracy.sh) on the
-# first --links-venues (default 20) of them, 30 simulated minutes each, about 17 minutes more. --smoke is the quick
+# first --links-venues (default 20) of them, 30 simulated minutes each, about 17 minutes more; the test set again
+# calibrated from a phone walk of --phone-seconds (60) a zone on the first --phone-venues (default 100), about 25
+# minutes more. --smoke is the quick
 # check `make test` runs: two venues, two simulated minutes, one hand-made venue, the flat, one venue's links; the
 # report goes to DIR/accuracy.md and is checked for its tables. Needs python3 and data/recorded (or
 # $BEACONTRACKER_RECORDED_DATA).
@@ -23,12 +25,14 @@ duration=20m
 shipped_duration=30m
 links_venues=20
 links_duration=30m
+phone_venues=100
+phone_seconds=60
 report=
 smoke=0
 configuration=release
 shipped="museum store museum-harsh"
 seeds="1 2"
-usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--report FILE] [--smoke] [--debug]"
+usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug]"
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
@@ -36,6 +40,8 @@ while [ $# -gt 0 ]; do
         --duration) duration=$2; shift 2 ;;
         --report) report=$2; shift 2 ;;
         --links-venues) links_venues=$2; shift 2 ;;
+        --phone-venues) phone_venues=$2; shift 2 ;;
+        --phone-seconds) phone_seconds=$2; shift 2 ;;
         --smoke) smoke=1; shift ;;
         --debug) configuration=debug; shift ;;
         *) echo "$usage" >&2; exit 64 ;;
@@ -49,11 +55,12 @@ if [ "$smoke" = 1 ]; then
     seeds=1
     links_venues=1
     links_duration=2m
+    phone_venues=1
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 report=${report:-$([ "$smoke" = 1 ] && echo "$out/accuracy.md" || echo docs/accuracy.md)}
-rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/links"
+rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/links" "$out/phone"
 mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
 
 build_began=$(date +%s)
@@ -146,6 +153,17 @@ if [ "$links_venues" -gt 0 ]; then
         >/dev/null
 fi
 
+if [ "$phone_venues" -gt 0 ]; then
+    echo "accuracy: calibrated from a phone walk of $phone_seconds s a zone, $phone_venues test venues, $duration each"
+    mkdir -p "$out/phone"
+    "$bin/beacon-sim" bench --venues "$phone_venues" --seeds 1001..1100 --duration "$duration" --also-calibrated \
+        --phone-walk "$phone_seconds" --json --out "$out/phone/venues" >"$out/phone/bench.json" \
+        2>"$out/phone/bench.log" || {
+        cat "$out/phone/bench.log" >&2
+        exit 1
+    }
+fi
+
 echo "accuracy: the recorded flat"
 flat=$out/flat
 python3 scripts/kolakowski-to-sightings.py --out "$flat" \
@@ -176,7 +194,7 @@ echo "accuracy: $report written in $((ended - began)) s (build $((began - build_
 if [ "$smoke" = 1 ]; then
     for expected in '^## The test set, per family' '^\| \*\*all\*\* \| 2 \|' \
         '^## The hand-made venues' '^## Real data: a recorded flat' '^\*\*test_robot \(test\)\*\*' \
-        '^## Self-calibration from the gateways'; do
+        '^## Self-calibration from the gateways' '^## Calibrated from a phone walk'; do
         grep -qE "$expected" "$report" || { echo "accuracy: the report lacks /$expected/: $report" >&2; exit 1; }
     done
     # Every figure of the family table is a number: hub, oracle, nominal, baseline, both differences, calibrated.

@@ -36,7 +36,15 @@ final class HubCalibrationDesk: CalibrationDesk {
     private let owner = Mutex(Owner())
     /// The versions, when the hub keeps no database (lost at a restart).
     private let memory = Mutex<[CalibrationVersion]>([])
-    private let checks = Mutex<CheckCache?>(nil)
+    private let checks = Mutex(Checks())
+    /// The uncalibrated model the calibration is measured against (as `beacon-hub calibrate` does).
+    let model: VenueModel
+
+    struct Checks {
+        var cache: CheckCache?
+        /// A check is being computed (one at a time).
+        var running = false
+    }
     /// One finish or rollback at a time: each stores, then applies.
     private let changing = Mutex(false)
 
@@ -55,6 +63,7 @@ final class HubCalibrationDesk: CalibrationDesk {
         self.configuredPath = configuredPath
         self.store = store
         self.logger = logger
+        model = VenueModel(venue: venue, settings: settings)
     }
 
     func attach(_ hub: Hub) { owner.withLock { $0.hub = hub } }
@@ -179,7 +188,7 @@ final class HubCalibrationDesk: CalibrationDesk {
         let now = Self.now()
         let (stops, route) = walk.plan(at: now)
         var calibrator = Calibrator(
-            model: VenueModel(venue: venue, settings: settings), beacon: walk.beacon, stops: stops, route: route)
+            model: model, beacon: walk.beacon, stops: stops, route: route)
         for sighting in walk.sightings { calibrator.add(sighting) }
         let (calibration, _) = calibrator.result(site: site, created: now.rounded())
         guard calibrator.used > 0, !calibration.zones.isEmpty || calibration.points?.isEmpty == false else {
@@ -190,7 +199,7 @@ final class HubCalibrationDesk: CalibrationDesk {
                     : "nothing to apply: the hub heard \(walk.beacon) during none of the stays — is it the beacon you "
                         + "carry, and is it on?")
         }
-        let check = self.check(of: walk, current: current, learned: learned, at: now, force: true)
+        let check = await checkNow(of: walk, current: current, learned: learned, at: now)
         let body = try Self.encode(calibration)
         let version = try await add(
             CalibrationVersion(
@@ -385,12 +394,12 @@ final class HubCalibrationDesk: CalibrationDesk {
         of walk: CalibrationSession, current: Calibration?, learned: LearnedRadio, at now: Double
     ) -> CalibrationSessionView {
         let progress = walk.progress(venue: venue, at: now)
-        let check = self.check(of: walk, current: current, learned: learned, at: now, force: false)
+        let check = latestCheck(of: walk, current: current, learned: learned, at: now)
         var warnings: [String] = []
         let (stops, route) = walk.plan(at: now)
         if !stops.isEmpty || !route.isEmpty {
             var calibrator = Calibrator(
-                model: VenueModel(venue: venue, settings: settings), beacon: walk.beacon, stops: stops, route: route)
+                model: model, beacon: walk.beacon, stops: stops, route: route)
             for sighting in walk.sightings { calibrator.add(sighting) }
             warnings = calibrator.result(site: site, created: now).warnings
         }
@@ -424,29 +433,53 @@ final class HubCalibrationDesk: CalibrationDesk {
         .init(before: check.before, after: check.after, seconds: check.seconds, folds: check.folds)
     }
 
-    /// The walk's cross-validation, from the cache unless the walk grew and `checkSeconds` passed (or `force`).
-    func check(
-        of walk: CalibrationSession, current: Calibration?, learned: LearnedRadio, at now: Double, force: Bool
+    /// The walk's latest cross-validation, for the page: never waits for one. When the walk has grown since (a new
+    /// mark at once; more sightings after `checkSeconds`) a new one starts on a thread of its own — it replays the
+    /// engine six times, seconds on a large venue, and must not hold the cooperative pool the hub's tasks share.
+    func latestCheck(
+        of walk: CalibrationSession, current: Calibration?, learned: LearnedRadio, at now: Double
     ) -> CalibrationCheck? {
-        if let cached = checks.withLock({ $0 }), cached.session == walk.id, !force {
-            let marks = walk.given == nil ? walk.marks.count : -1
-            let same = cached.marks == marks && cached.sightings == walk.sightings.count
-            if same || (cached.marks == marks && now - cached.computed < Self.checkSeconds) {
-                return cached.check
-            }
+        let marks = walk.given == nil ? walk.marks.count : -1
+        let (cached, start) = checks.withLock { state -> (CalibrationCheck?, Bool) in
+            let mine = state.cache.flatMap { $0.session == walk.id ? $0 : nil }
+            let stale =
+                mine == nil || mine!.marks != marks
+                || (mine!.sightings != walk.sightings.count && now - mine!.computed >= Self.checkSeconds)
+            guard stale, !state.running else { return (mine?.check, false) }
+            state.running = true
+            return (mine?.check, true)
         }
+        if start {
+            Thread { [self] in
+                let check = computeCheck(of: walk, current: current, learned: learned, at: now)
+                checks.withLock {
+                    $0.running = false
+                    $0.cache = CheckCache(
+                        session: walk.id, marks: marks, sightings: walk.sightings.count, computed: now, check: check)
+                }
+            }.start()
+        }
+        return cached
+    }
+
+    /// The walk's cross-validation now (finishing), on a thread of its own.
+    func checkNow(
+        of walk: CalibrationSession, current: Calibration?, learned: LearnedRadio, at now: Double
+    ) async -> CalibrationCheck? {
+        await withCheckedContinuation { continuation in
+            Thread { [self] in
+                continuation.resume(returning: computeCheck(of: walk, current: current, learned: learned, at: now))
+            }.start()
+        }
+    }
+
+    func computeCheck(
+        of walk: CalibrationSession, current: Calibration?, learned: LearnedRadio, at now: Double
+    ) -> CalibrationCheck? {
         let (stops, route) = walk.plan(at: now)
-        let check =
-            stops.isEmpty && route.isEmpty
-            ? nil
-            : CalibrationCheck.run(
-                venue: venue, settings: settings, beacon: walk.beacon, stops: stops, route: route,
-                sightings: walk.sightings, site: site, current: current, learned: learned)
-        checks.withLock {
-            $0 = CheckCache(
-                session: walk.id, marks: walk.given == nil ? walk.marks.count : -1, sightings: walk.sightings.count,
-                computed: now, check: check)
-        }
-        return check
+        guard !stops.isEmpty || !route.isEmpty else { return nil }
+        return CalibrationCheck.run(
+            venue: venue, settings: settings, beacon: walk.beacon, stops: stops, route: route,
+            sightings: walk.sightings, site: site, current: current, learned: learned)
     }
 }

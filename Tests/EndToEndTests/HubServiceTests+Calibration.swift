@@ -189,7 +189,8 @@ extension HubServiceTests {
             "\(versions.output)")
 
         hub.signal(SIGTERM)
-        #expect(await hub.waitForExit(timeout: .seconds(15)) == 0)
+        let exit = await hub.waitForExit(timeout: .seconds(30))
+        #expect(exit == 0, "the hub's exit \(String(describing: exit)): \(hub.text.suffix(3000))")
         walking.cancel()
         await walker.stop()
     }
@@ -315,7 +316,8 @@ extension HubServiceTests {
         let errors = try await driver.consoleErrors()
         #expect(errors.isEmpty, "console errors: \(errors)")
         hub.signal(SIGTERM)
-        #expect(await hub.waitForExit(timeout: .seconds(15)) == 0)
+        let exit = await hub.waitForExit(timeout: .seconds(30))
+        #expect(exit == 0, "the hub's exit \(String(describing: exit)): \(hub.text.suffix(3000))")
         walking.cancel()
         await walker.stop()
     }
