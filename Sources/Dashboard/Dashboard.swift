@@ -137,7 +137,7 @@ public final class Dashboard: Service, Sendable {
         }
         for (path, file) in [
             ("/", "index.html"), ("/app.js", "app.js"), ("/app.css", "app.css"), ("/calibrate", "calibrate.html"),
-            ("/calibrate.js", "calibrate.js"), ("/calibrate.css", "calibrate.css"),
+            ("/calibrate.js", "calibrate.js"), ("/calibrate.css", "calibrate.css"), ("/floorplan.js", "floorplan.js"),
         ] {
             router.get(RouterPath(path)) { [web] _, _ in try web.response(for: file) }
         }

@@ -4,7 +4,6 @@
 // Plain JavaScript, no build step.
 "use strict";
 
-const SVG = "http://www.w3.org/2000/svg";
 const WHO_KEY = "beacontracker-who";
 const BEACON_KEY = "beacontracker-calibration-beacon";
 const SESSION_KEY = "beacontracker-calibration-session";
@@ -26,16 +25,6 @@ const state = {
   errorFromPoll: false,  // the error shown came from polling: the next good poll clears it
 };
 
-// A token given once as #token=… is kept for this tab, as the dashboard does (the same key, so a tab that opened the
-// dashboard with it needs nothing more here).
-const token = (() => {
-  const match = location.hash.match(/token=([^&]+)/);
-  if (match) {
-    sessionStorage.setItem("beacontracker-token", decodeURIComponent(match[1]));
-    history.replaceState(null, "", location.pathname);
-  }
-  return sessionStorage.getItem("beacontracker-token");
-})();
 // A token pasted into the address of the open page changes only the fragment: load the page again to take it.
 addEventListener("hashchange", () => { if (/token=/.test(location.hash)) location.reload(); });
 
@@ -133,52 +122,6 @@ function place(mark) {
 
 // MARK: The plan (drawn as the dashboard draws it: venue metres, y down)
 
-function element(name, attributes = {}, parent = null) {
-  const node = document.createElementNS(SVG, name);
-  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
-  if (parent) parent.appendChild(node);
-  return node;
-}
-
-// The segment of a wall or zone edge nearest to `point`, as [from, to], or null when there is none.
-function nearestSegment(point, segments) {
-  let best = null, bestDistance = Infinity;
-  for (const [a, b] of segments) {
-    const dx = b[0] - a[0], dy = b[1] - a[1], length2 = dx * dx + dy * dy;
-    if (length2 === 0) continue;
-    const t = Math.max(0, Math.min(1, ((point[0] - a[0]) * dx + (point[1] - a[1]) * dy) / length2));
-    const distance = Math.hypot(a[0] + t * dx - point[0], a[1] + t * dy - point[1]);
-    if (distance < bestDistance) { bestDistance = distance; best = [a, b]; }
-  }
-  return best;
-}
-
-function extent(venue, shapes) {
-  const xs = [], ys = [];
-  const add = p => { xs.push(p[0]); ys.push(p[1]); };
-  shapes.forEach(shape => shape.forEach(add));
-  (venue.walls || []).forEach(wall => { add(wall.from); add(wall.to); });
-  (venue.gateways || []).forEach(gateway => gateway.position && add(gateway.position));
-  if (venue.bounds) { add([venue.bounds.minX, venue.bounds.minY]); add([venue.bounds.maxX, venue.bounds.maxY]); }
-  if (!xs.length) return { minX: 0, minY: 0, maxX: 10, maxY: 10 };
-  return { minX: Math.min(...xs), minY: Math.min(...ys), maxX: Math.max(...xs), maxY: Math.max(...ys) };
-}
-
-function polygonGeometry(shape) {
-  const xs = shape.map(p => p[0]), ys = shape.map(p => p[1]);
-  const box = { minX: Math.min(...xs), minY: Math.min(...ys), maxX: Math.max(...xs), maxY: Math.max(...ys) };
-  let area = 0, cx = 0, cy = 0;
-  for (let i = 0; i < shape.length; i++) {
-    const [x0, y0] = shape[i], [x1, y1] = shape[(i + 1) % shape.length];
-    const cross = x0 * y1 - x1 * y0;
-    area += cross; cx += (x0 + x1) * cross; cy += (y0 + y1) * cross;
-  }
-  const centre = Math.abs(area) > 1e-9
-    ? [cx / (3 * area), cy / (3 * area)]
-    : [xs.reduce((a, b) => a + b, 0) / xs.length, ys.reduce((a, b) => a + b, 0) / ys.length];
-  return { box, centre };
-}
-
 function drawPlan() {
   const venue = state.venue;
   const plan = $("plan");
@@ -187,8 +130,7 @@ function drawPlan() {
   // Zones without a shape (a hub without a venue file) are laid out in a row, as on the dashboard: their places
   // mean nothing, so taps can only mark zones.
   const placed = venue.zones.some(zone => zone.shape.length >= 3);
-  const shapes = venue.zones.map((zone, index) => zone.shape.length >= 3 ? zone.shape
-    : [[index * 6, 0], [index * 6 + 5, 0], [index * 6 + 5, 5], [index * 6, 5]]);
+  const shapes = zoneShapes(venue);
   if (!placed) {
     $("mode-zone").checked = true;
     $("mode-point").disabled = true;
@@ -215,16 +157,7 @@ function drawPlan() {
   for (const wall of venue.walls || []) {
     element("line", { class: "wall", x1: wall.from[0], y1: wall.from[1], x2: wall.to[0], y2: wall.to[1] }, structure);
   }
-  const segments = (venue.walls || []).map(wall => [wall.from, wall.to]).concat(
-    shapes.flatMap(shape => shape.map((point, i) => [point, shape[(i + 1) % shape.length]])));
-  for (const door of venue.doors || []) {
-    const segment = nearestSegment(door.at, segments);
-    const [a, b] = segment || [[door.at[0] - 1, door.at[1]], [door.at[0] + 1, door.at[1]]];
-    const length = Math.hypot(b[0] - a[0], b[1] - a[1]);
-    const ux = (b[0] - a[0]) / length, uy = (b[1] - a[1]) / length, half = door.width / 2;
-    element("line", { class: "door", x1: door.at[0] - ux * half, y1: door.at[1] - uy * half,
-      x2: door.at[0] + ux * half, y2: door.at[1] + uy * half }, structure);
-  }
+  for (const door of venue.doors || []) element("line", { class: "door", ...doorEnds(door, venue, shapes) }, structure);
   const gatewaysLayer = element("g", { id: "gateways" }, plan);
   const side = state.span / 60;
   for (const gateway of venue.gateways || []) {
