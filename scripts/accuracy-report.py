@@ -528,12 +528,15 @@ def links_section(base, command=None, title="the test set"):
     return "\n".join(out)
 
 
-def phone_section(path, command=None, title="the test set"):
-    """Calibrated from a phone walk (issue 22): a `beacon-sim bench --also-calibrated --phone-walk S --json` report."""
-    report = load(path)
-    if not report or not report.get("rows"):
+def phone_section(paths, command=None, title="the test set"):
+    """Calibrated from a phone walk (issue 22): `beacon-sim bench --also-calibrated --phone-walk S [--phone-stroll]
+    --json` reports, one per way of walking: [(label, path)]."""
+    walks = [(label, load(path)) for label, path in paths]
+    walks = [(label, report, sorted(report["rows"], key=lambda row: row["seed"]))
+             for label, report in walks if report and report.get("rows")]
+    if not walks:
         return None
-    rows = sorted(report["rows"], key=lambda row: row["seed"])
+    rows = walks[0][2]
     seeds = [r["seed"] for r in rows]
 
     def mean(values):
@@ -543,41 +546,46 @@ def phone_section(path, command=None, title="the test set"):
     lines = [
         "## Calibrated from a phone walk (issue 22)",
         "",
-        f"{len(rows)} venues of {title} (seeds {min(seeds)}–{max(seeds)}), each calibrated from {report.get('walk', '?')}:"
-        " the walker stands at a spot in each zone, turning slowly, and taps it once on the calibration page as they"
-        " arrive (`beacon-sim calibration-walk --dwell`, then `beacon-hub calibrate --taps`, which turns the stops into"
-        " taps and computes the calibration with the page's code). Scored over the same run as the uncalibrated hub and"
-        " the oracle. "
-        + (f"Command: `{command}`." if command else "Command: scripts/accuracy.sh (`--phone-venues`, `--phone-seconds`)."),
+        f"{len(rows)} venues of {title} (seeds {min(seeds)}–{max(seeds)}), each calibrated from a phone walk with one"
+        " tap a zone, computed with the calibration page's code (`beacon-sim calibration-walk --dwell S [--stroll]`,"
+        " then `beacon-hub calibrate --taps points|zones`, which turns the walk's stops into the page's taps): "
+        + "; ".join(f"**{label}**: {report.get('walk', '?')}" for label, report, _ in walks)
+        + ". Each scored over the same run as the uncalibrated hub and the oracle. "
+        + (f"Command: `{command}`." if command else
+           "Command: scripts/accuracy.sh (`--phone-venues`, `--phone-seconds`)."),
         "",
-        "| family | venues | hub, uncalibrated | hub, phone walk | oracle | phone walk − oracle (points) |",
-        "|---|---|---|---|---|---|",
+        "| family | venues | hub, uncalibrated | " + " | ".join(f"hub, {label}" for label, _, _ in walks)
+        + " | oracle | " + " | ".join(f"{label} − oracle (points)" for label, _, _ in walks) + " |",
+        "|---|---|---|" + "---|" * (2 * len(walks) + 1),
     ]
     for family, chosen in by_family(rows):
         name = f"**{family}**" if family == "all" else family
+        seeds_of = {r["seed"] for r in chosen}
+        cells = []
+        gaps = []
+        for _, _, walk_rows in walks:
+            mine = [r for r in walk_rows if r["seed"] in seeds_of]
+            cells.append(pct(median(acc(r.get("calibratedHub")) for r in mine)))
+            gaps.append(pts(median(diff(acc(r.get("calibratedHub")), acc(r.get("oracle"))) for r in mine)))
         lines.append(
-            f"| {name} | {len(chosen)} | {pct(median(acc(r['hub']) for r in chosen))}"
-            f" | {pct(median(acc(r.get('calibratedHub')) for r in chosen))}"
-            f" | {pct(median(acc(r.get('oracle')) for r in chosen))}"
-            f" | {pts(median(diff(acc(r.get('calibratedHub')), acc(r.get('oracle'))) for r in chosen))} |")
-    phone = [acc(r.get("calibratedHub")) for r in rows]
-    oracle = [acc(r.get("oracle")) for r in rows]
+            f"| {name} | {len(chosen)} | {pct(median(acc(r['hub']) for r in chosen))} | " + " | ".join(cells)
+            + f" | {pct(median(acc(r.get('oracle')) for r in chosen))} | " + " | ".join(gaps) + " |")
     hub = [acc(r["hub"]) for r in rows]
-    gap = median(diff(a, b) for a, b in zip(phone, oracle))
-    worse = sum(1 for a, b in zip(phone, hub) if a is not None and a < b)
-    lines += [
-        "",
-        f"Means of venues: uncalibrated {pct(mean(hub))}, phone walk {pct(mean(phone))}, oracle {pct(mean(oracle))}."
-        f" The phone walk's calibration is below the uncalibrated hub on {worse} of {len(rows)} venues.",
-        "",
-        "| target | measured | verdict |",
-        "|---|---|---|",
-        target_row("a phone walk of ≤ 60 s a zone: within 2 points of the oracle (median of venues' differences)",
-                   f"{pts(gap)} points", gap is not None and gap >= -0.02,
-                   f"{(-gap - 0.02) * 100:.1f} points short" if gap is not None else "no figure"),
-        "",
-    ]
-    return "\n".join(lines)
+    oracle = [acc(r.get("oracle")) for r in rows]
+    lines += ["", f"Means of venues: uncalibrated {pct(mean(hub))}, oracle {pct(mean(oracle))}"]
+    targets = ["", "| target | measured | verdict |", "|---|---|---|"]
+    for label, _, walk_rows in walks:
+        phone = {r["seed"]: acc(r.get("calibratedHub")) for r in walk_rows}
+        worse = sum(1 for r in rows if phone.get(r["seed"]) is not None and phone[r["seed"]] < acc(r["hub"]))
+        lines[-1] += (f"; {label} {pct(mean(phone.values()))}, below the uncalibrated hub on {worse} of"
+                      f" {len(walk_rows)} venues")
+        gap = median(diff(phone.get(r["seed"]), acc(r.get("oracle"))) for r in rows)
+        targets.append(target_row(
+            f"a phone walk of ≤ 60 s a zone ({label}): within 2 points of the oracle (median of venues' differences)",
+            f"{pts(gap)} points", gap is not None and gap >= -0.02,
+            f"{(-gap - 0.02) * 100:.1f} points short" if gap is not None else "no figure"))
+    lines[-1] += "."
+    return "\n".join(lines + targets + [""])
 
 
 def main():
@@ -666,14 +674,17 @@ def main():
             "",
         ]
     parts += [targets_section(rows, root), shipped_section(root, meta), flat_section(root),
-              links_section(os.path.join(root, "links")), phone_section(os.path.join(root, "phone", "bench.json"))]
+              links_section(os.path.join(root, "links")),
+              phone_section([("standing", os.path.join(root, "phone", "bench.json")),
+                             ("strolling", os.path.join(root, "phone", "bench-stroll.json"))])]
     print("\n".join(part for part in parts if part is not None).rstrip() + "\n")
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "--phone-only":
-        # The phone walk's section alone: --phone-only BENCH.json "the test set" [COMMAND…]
-        print(phone_section(sys.argv[2], command=" ".join(sys.argv[4:]) or None, title=sys.argv[3]))
+        # The phone walk's section alone: --phone-only STANDING.json[,STROLLING.json] "the test set" [COMMAND…]
+        print(phone_section(list(zip(["standing", "strolling"], sys.argv[2].split(","))),
+                            command=" ".join(sys.argv[4:]) or None, title=sys.argv[3]))
     elif len(sys.argv) >= 4 and sys.argv[1] == "--links-only":
         # The links section alone, for a run of scripts/links-accuracy.sh outside scripts/accuracy.sh:
         # --links-only DIR "training set"|"the test set" [COMMAND…]

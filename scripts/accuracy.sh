@@ -156,12 +156,15 @@ fi
 if [ "$phone_venues" -gt 0 ]; then
     echo "accuracy: calibrated from a phone walk of $phone_seconds s a zone, $phone_venues test venues, $duration each"
     mkdir -p "$out/phone"
-    "$bin/beacon-sim" bench --venues "$phone_venues" --seeds 1001..1100 --duration "$duration" --also-calibrated \
-        --phone-walk "$phone_seconds" --json --out "$out/phone/venues" >"$out/phone/bench.json" \
-        2>"$out/phone/bench.log" || {
-        cat "$out/phone/bench.log" >&2
-        exit 1
-    }
+    for walk in standing stroll; do
+        name=$([ "$walk" = stroll ] && echo bench-stroll || echo bench)
+        "$bin/beacon-sim" bench --venues "$phone_venues" --seeds 1001..1100 --duration "$duration" --also-calibrated \
+            --phone-walk "$phone_seconds" $([ "$walk" = stroll ] && echo --phone-stroll) --json \
+            --out "$out/phone/venues-$walk" >"$out/phone/$name.json" 2>"$out/phone/$name.log" || {
+            cat "$out/phone/$name.log" >&2
+            exit 1
+        }
+    done
 fi
 
 echo "accuracy: the recorded flat"

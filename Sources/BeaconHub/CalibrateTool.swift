@@ -37,15 +37,22 @@ public enum CalibrateTool {
         public var check: CalibrationCheck?
     }
 
-    /// `taps`: the plan's stops are a phone walk's taps and go the calibration page's way (`CalibrationSession`):
-    /// each stop a tap at the route's place when it began (a point), or of its zone when the plan has no route; the
-    /// route between is then the session's, not the plan's.
+    /// How a phone walk marked its stays (`--taps`).
+    public enum Taps: String, Sendable, CaseIterable {
+        /// A point at the route's place when each stop began (a walker who stands there).
+        case points
+        /// Each stop's whole zone (a walker who strolls round it).
+        case zones
+    }
+
+    /// `taps`: the plan's stops are a phone walk's taps and go the calibration page's way (`CalibrationSession`): each
+    /// stop one tap as it began, a point or its zone; the route is then the session's, not the plan's.
     public static func run(
-        configuration: HubConfiguration, inputPath: String, planPath: String, outputPath: String, taps: Bool = false
+        configuration: HubConfiguration, inputPath: String, planPath: String, outputPath: String, taps: Taps? = nil
     ) throws -> Result {
         var plan = try ConfigLoader.load(Plan.self, from: planPath)
         let venue = try configuration.venueFile()
-        if taps { (plan.stops, plan.route) = try tapped(plan, venue: venue) }
+        if let taps { (plan.stops, plan.route) = try tapped(plan, as: taps, venue: venue) }
         // Offsets are measured against the uncalibrated geometry.
         let model = VenueModel(venue: venue, settings: configuration.inference)
         var calibrator = Calibrator(model: model, beacon: plan.beacon, stops: plan.stops, route: plan.route)
@@ -110,7 +117,7 @@ public enum CalibrateTool {
 
     /// The plan as the calibration page would have recorded it from a tap at the start of each stop.
     static func tapped(
-        _ plan: Plan, venue: Venue
+        _ plan: Plan, as taps: Taps, venue: Venue
     ) throws -> (stops: [Calibrator.Stop], route: [Calibrator.RoutePoint]) {
         let stops = plan.stops.sorted { $0.from < $1.from }
         guard let first = stops.first else {
@@ -122,7 +129,7 @@ public enum CalibrateTool {
                 .upperBound)
         for stop in stops {
             let place = plan.route.min { abs($0.t - stop.from) < abs($1.t - stop.from) }
-            if let place, venue.zone(at: Point(place.x, place.y))?.id == stop.zone {
+            if taps == .points, let place, venue.zone(at: Point(place.x, place.y))?.id == stop.zone {
                 try session.mark(zone: nil, x: place.x, y: place.y, at: stop.from, until: stop.to, venue: venue)
             } else {
                 try session.mark(zone: stop.zone, x: nil, y: nil, at: stop.from, until: stop.to, venue: venue)

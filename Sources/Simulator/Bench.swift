@@ -125,10 +125,12 @@ public enum Bench {
     /// when `calibrated`; the command writes both. `alsoCalibrated` replays and scores the hub both ways over the same
     /// run: uncalibrated as usual, calibrated into `Files.calibratedEvents` and `Files.calibratedScore`.
     ///
-    /// `phoneWalk` (seconds a zone): the calibration is a phone walk instead — standing, turning, one tap a zone
-    /// (`beacon-sim calibration-walk --dwell`, `beacon-hub calibrate --taps`).
+    /// `phoneWalk` (seconds a zone): the calibration is a phone walk instead, one tap a zone — standing and turning,
+    /// a point tapped, or with `phoneStroll` strolling round the zone, the zone tapped (`beacon-sim calibration-walk
+    /// --dwell [--stroll]`, `beacon-hub calibrate --taps points|zones`).
     public static func steps(
-        seed: UInt64, duration: String, calibrated: Bool, alsoCalibrated: Bool = false, phoneWalk: Double? = nil
+        seed: UInt64, duration: String, calibrated: Bool, alsoCalibrated: Bool = false, phoneWalk: Double? = nil,
+        phoneStroll: Bool = false
     ) -> [Step] {
         let score = [
             "score", "--venue", Files.venue, "--truth", "run/truth.jsonl", "--near-boundary", Files.nearBoundary,
@@ -149,13 +151,13 @@ public enum Bench {
                     arguments: [
                         "calibration-walk", Files.venue, "--out", "walk", "--seed", "\(seed)", "--start",
                         "\(Int(walkStart))",
-                    ] + (phoneWalk.map { ["--dwell", "\($0)"] } ?? ["--stroll"])),
+                    ] + (phoneWalk.map { ["--dwell", "\($0)"] + (phoneStroll ? ["--stroll"] : []) } ?? ["--stroll"])),
                 Step(
                     name: "calibrate", program: .hub,
                     arguments: [
                         "calibrate", "--config", Files.hub, "walk/sightings.jsonl", "--plan", "walk/plan.yaml", "--out",
                         Files.calibration,
-                    ] + (phoneWalk == nil ? [] : ["--taps"])),
+                    ] + (phoneWalk == nil ? [] : ["--taps", phoneStroll ? "zones" : "points"])),
             ]
         }
         steps += [

@@ -245,12 +245,13 @@ struct BeaconHubCommand: AsyncParsableCommand {
         @Option(help: "Where to write the calibration file (YAML; from a recording).")
         var out: String?
 
-        @Flag(
+        @Option(
             help: """
-                From a recording: take the plan's stops as a phone walk's taps (one at the start of each stop, at the \
-                route's place then), computed as the calibration page does.
+                From a recording: take the plan's stops as a phone walk's taps, one as each stop began, computed as \
+                the calibration page does: points (at the route's place then: a walker who stands) or zones (a \
+                walker who strolls round each zone).
                 """)
-        var taps = false
+        var taps: CalibrateTool.Taps?
 
         @Option(help: "The running hub's dashboard address (http://host:port): drive a live walk.")
         var live: String?
@@ -549,3 +550,5 @@ extension BeaconHubCommand {
 extension HistoryTool.Format: ExpressibleByArgument {}
 extension HubStore.DwellGrouping: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+extension CalibrateTool.Taps: ExpressibleByArgument {}

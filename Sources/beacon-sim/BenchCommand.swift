@@ -47,6 +47,11 @@ struct BenchCommand: AsyncParsableCommand {
             """)
     var phoneWalk: Double?
 
+    @Flag(
+        help: "With --phone-walk: the walker strolls round each zone and taps the zone, instead of standing at a point."
+    )
+    var phoneStroll = false
+
     @Option(help: "Keep every venue's files in this folder (default: a temporary folder, removed).")
     var out: String?
 
@@ -60,6 +65,9 @@ struct BenchCommand: AsyncParsableCommand {
         if calibrated && alsoCalibrated {
             throw ValidationError(
                 "--calibrated and --also-calibrated: give one (--also-calibrated scores the hub both ways)")
+        }
+        if phoneStroll && phoneWalk == nil {
+            throw ValidationError("--phone-stroll is a kind of phone walk: give --phone-walk SECONDS too")
         }
         if let phoneWalk {
             guard calibrated || alsoCalibrated else {
@@ -142,7 +150,11 @@ struct BenchCommand: AsyncParsableCommand {
         var report = BenchReport(
             seeds: Bench.rangeText(range), seedSet: Bench.seedSetNote(range),
             durationSeconds: SimulatedDuration.parse(duration) ?? 0, calibrated: calibrated, rows: rows)
-        if let phoneWalk { report.walk = "a phone walk, \(Int(phoneWalk)) s a zone" }
+        if let phoneWalk {
+            report.walk =
+                "a phone walk, \(Int(phoneWalk)) s a zone, "
+                + (phoneStroll ? "strolling round each zone and tapping it" : "standing at a tapped point")
+        }
         var text = report.table
         if json {
             let encoder = JSONEncoder()
@@ -182,7 +194,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         for step in Bench.steps(
             seed: venue.seed, duration: duration, calibrated: calibrated, alsoCalibrated: alsoCalibrated,
-            phoneWalk: phoneWalk)
+            phoneWalk: phoneWalk, phoneStroll: phoneStroll)
         {
             if let required = step.requires,
                 !FileManager.default.fileExists(atPath: folder.appendingPathComponent(required).path)
