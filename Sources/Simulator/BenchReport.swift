@@ -110,8 +110,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
     public var seedSet: String
     public var durationSeconds: Double
     public var calibrated: Bool
-    /// How the calibrated hub was calibrated: "a strolling walk", or a phone walk (`--phone-walk`).
-    public var walk = "a strolling walk"
+    /// How the calibrated hub was calibrated, when not from a strolling walk: a phone walk (`--phone-walk`).
+    public var walk: String?
     public var rows: [Row]
     public var families: [Summary]
 
@@ -195,7 +195,7 @@ extension BenchReport {
         }
         var lines = [
             "beacon-sim bench: seeds \(seeds), \(Self.durationText(durationSeconds)) per venue, hub"
-                + " \(calibrated ? "calibrated (\(walk))" : "uncalibrated"), default settings",
+                + " \(calibrated ? "calibrated (\(walk ?? "strolling walk"))" : "uncalibrated"), default settings",
             seedSet,
             "hub, base(line), oracle, nominal: accuracy %; hub-oracle, hub-base: points; false/h, latency med / p90 s:"
                 + " hub's",
@@ -273,7 +273,8 @@ extension BenchReport {
         if rows.contains(where: { $0.calibratedHub != nil }) {
             lines += [
                 "",
-                "hub calibrated from \(walk) (same venue and run) beside uncalibrated: accuracy %; gain: points",
+                "hub calibrated from \(walk ?? "a strolling walk") (same venue and run) beside uncalibrated: accuracy %; "
+                    + "gain: points",
                 line([("seed", 6), ("family", -11), ("hub", 6), ("hub-cal", 7), ("gain", 6)]),
             ]
             for row in rows {

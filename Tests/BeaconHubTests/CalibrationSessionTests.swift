@@ -1,9 +1,10 @@
 import BeaconConfig
-import BeaconHub
 import BeaconModel
 import BrokerTestSupport
 import Testing
 import ZoneInference
+
+@testable import BeaconHub
 
 /// A phone walk's taps as the calibration turns them into a plan: stays end at the next tap, a point is a pause on the
 /// route, a zone stay breaks the route; what each zone has so far; and what is refused.
@@ -84,6 +85,31 @@ import ZoneInference
         try walk.mark(zone: nil, x: 30, y: 8.5, at: 1020, venue: venue)
         #expect(walk.marks.last?.zone == nil)
         #expect(walk.plan(at: 1100).stops.count == 1)
+    }
+
+    /// `beacon-hub calibrate --taps`: a recorded walk's stops as the page's taps, a point where the route was as each
+    /// began (when that is in the stop's zone), or the zone.
+    @Test func aRecordedWalksStopsBecomeTaps() throws {
+        let plan = try ConfigLoader.decode(
+            CalibrateTool.Plan.self,
+            from: """
+                beacon: "\(Self.beacon)"
+                stops:
+                  - { zone: a, from: 1000, to: 1030 }
+                  - { zone: b, from: 1045, to: 1075 }
+                route:
+                  - { t: 1000, x: 8, y: 4 }
+                  - { t: 1030, x: 8, y: 4 }
+                  - { t: 1045, x: 50, y: 4 }
+                  - { t: 1075, x: 50, y: 4 }
+                """, file: "plan.yaml")
+        let points = try CalibrateTool.tapped(plan, as: .points, venue: venue)
+        // b's stop began at a place in c: that tap is of the zone, which breaks the route before it.
+        #expect(points.stops.map(\.zone) == ["a", "b"])
+        #expect(points.route.map(\.t) == [1000, 1030])
+        #expect(points.route.map { $0.gap ?? false } == [false, true])
+        let zones = try CalibrateTool.tapped(plan, as: .zones, venue: venue)
+        #expect(zones.stops.map(\.to) == [1030, 1075] && zones.route.isEmpty)
     }
 
     @Test func aPlanFileTakesThePlaceOfTheTaps() throws {

@@ -141,6 +141,23 @@ import Testing
         #expect(steps[8].arguments.last == "events-calibrated.jsonl" && !steps[8].arguments.contains("--sightings"))
     }
 
+    /// A phone walk: standing at a tapped point, or strolling round a tapped zone, a given time a zone.
+    @Test func phoneWalkStepsWalkAndTapAsThePageRecords() {
+        let standing = Bench.steps(seed: 7, duration: "2m", calibrated: false, alsoCalibrated: true, phoneWalk: 60)
+        let walk = standing.first { $0.name == "calibration-walk" }?.arguments ?? []
+        #expect(walk.suffix(2) == ["--dwell", "60.0"] && !walk.contains("--stroll"), "\(walk)")
+        #expect(standing.first { $0.name == "calibrate" }?.arguments.suffix(2) == ["--taps", "points"])
+        let strolling = Bench.steps(
+            seed: 7, duration: "2m", calibrated: true, phoneWalk: 45, phoneStroll: true)
+        #expect(
+            strolling.first { $0.name == "calibration-walk" }?.arguments.suffix(3) == ["--dwell", "45.0", "--stroll"])
+        #expect(strolling.first { $0.name == "calibrate" }?.arguments.suffix(2) == ["--taps", "zones"])
+        // Without a phone walk, the strolling walk as before.
+        let usual = Bench.steps(seed: 7, duration: "2m", calibrated: true)
+        #expect(usual.first { $0.name == "calibration-walk" }?.arguments.last == "--stroll")
+        #expect(usual.first { $0.name == "calibrate" }?.arguments.contains("--taps") == false)
+    }
+
     @Test func reportShowsTheCalibratedHubBesideTheUncalibrated() throws {
         var rows = [
             Self.awayRow(1, "museum", hub: 0.8, baseline: 0.7, oracle: 0.9, nominal: nil, share: 0.8),
