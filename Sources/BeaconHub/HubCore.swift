@@ -164,6 +164,8 @@ public struct HubCore: Sendable {
             contact(sighting.gateway, at: now, viaContract: false)
             counters.foreign += 1
             counters.sightings += 1
+            // A calibration walk may be heard by ESPresense or OpenMQTTGateway nodes as well.
+            if calibrationWalk != nil { calibrationWalk!.add(sighting) }
             engine.ingest(sighting, events: &events)
             flushEvents()
         case .rejected(let code, let message, let gateway):

@@ -130,3 +130,23 @@ import ZoneInference
         }
     }
 }
+
+/// The live core records the carried beacon for the walk, from the agents' batches and from foreign nodes alike, and
+/// nothing while no walk is open.
+@Suite struct CalibrationRecordingTests {
+    @Test func theCoreRecordsTheCarriedBeaconFromBatchesAndForeignNodes() throws {
+        var core = try HubCoreTests.core()
+        let t0 = HubCoreTests.t0
+        core.apply(HubCoreTests.batch(seq: 1, at: t0 + 1), at: t0 + 1)
+        core.calibrationWalk = CalibrationSession(
+            id: "w", beacon: HubCoreTests.beacon, who: "ana", started: t0 + 2, seconds: 30)
+        core.apply(HubCoreTests.batch(seq: 2, at: t0 + 3), at: t0 + 3)
+        core.apply(
+            .foreign(SightingLine(t: t0 + 4, gateway: "gw-b", beacon: HubCoreTests.beacon, rssi: -80)), at: t0 + 4)
+        core.apply(
+            .foreign(SightingLine(t: t0 + 5, gateway: "gw-b", beacon: "ibeacon:other:1:1", rssi: -70)), at: t0 + 5)
+        let walk = try #require(core.calibrationWalk)
+        #expect(walk.sightings.map(\.gateway) == ["gw-a", "gw-b"], "the first batch came before the walk")
+        #expect(walk.sightings.map(\.t) == [t0 + 3, t0 + 4])
+    }
+}
