@@ -1,0 +1,237 @@
+import BeaconModel
+
+/// What an operator of many tags asks (issue 23): per tag its last Eddystone-TLM (battery, temperature, advert count,
+/// uptime), its battery's trend from hourly readings, when and where it was last seen, and the alerts — each raised once
+/// per episode: `tag-battery-low` (again only after the battery recovered), `tag-tlm-reset` (the advert count or the
+/// uptime went back: battery changed, or the tag rebooted), `tag-missing` (a tag not heard for `missingAfterSeconds`,
+/// per region if set) and `tag-found` (heard again). Pure: time is passed in; the hub's core owns one.
+public struct TagHealth: Sendable {
+    public struct Settings: Sendable, Hashable {
+        /// A battery below this is low (a CR2032 tag's regulator stops near 2.4 V; most vendors warn at 2.6 V).
+        public var batteryLowMilliVolts = 2600
+        /// A low battery is over once it reads this much or more (a new cell; not a warm afternoon's bounce).
+        public var batteryRecoveredMilliVolts = 2800
+        /// A tag not heard for this long is missing.
+        public var missingAfterSeconds = 86_400.0
+        /// Per region id: its own `missingAfterSeconds`.
+        public var missingAfterByRegion: [String: Double] = [:]
+
+        public init() {}
+
+        func missingAfter(region: String?) -> Double {
+            region.flatMap { missingAfterByRegion[$0] } ?? missingAfterSeconds
+        }
+    }
+
+    /// One TLM reading as the hub keeps it.
+    public struct Reading: Sendable, Hashable {
+        public var t: Double
+        public var milliVolts: Int?
+        public var temperature: Double?
+        public var advertisingCount: UInt32?
+        public var uptime: Double?
+
+        public init(
+            t: Double, milliVolts: Int?, temperature: Double? = nil, advertisingCount: UInt32? = nil,
+            uptime: Double? = nil
+        ) {
+            self.t = t
+            self.milliVolts = milliVolts
+            self.temperature = temperature
+            self.advertisingCount = advertisingCount
+            self.uptime = uptime
+        }
+    }
+
+    /// A tag's battery as the API shows it.
+    public struct Battery: Sendable, Hashable {
+        public enum Level: String, Sendable, Hashable, Codable { case low, ok }
+        public var milliVolts: Int
+        public var level: Level
+        /// When it was read.
+        public var t: Double
+        /// mV per week from the hourly readings (negative: draining); nil before a day of readings.
+        public var trendPerWeek: Double?
+    }
+
+    public struct Alert: Sendable, Hashable {
+        public var code: String
+        public var tag: TagID
+        public var t: Double
+        public var reason: String
+    }
+
+    struct Record: Sendable {
+        var region: String?
+        var last: Reading?
+        /// One battery reading per hour (the hour's last), oldest first, at most `keptHours`.
+        var hourly: [(hour: Int, milliVolts: Int)] = []
+        var lastSeen: Double?
+        var lastZone: ZoneID?
+        var lastGateway: GatewayID?
+        var batteryLow = false
+        var missing = false
+    }
+
+    /// Eight weeks of hourly readings: enough for a trend, small enough for thousands of tags.
+    static let keptHours = 8 * 7 * 24
+    /// The uptime may read a little less than before without a reboot (the tag's clock, rounding).
+    static let uptimeSlackSeconds = 10.0
+
+    public var settings: Settings
+    var records: [TagID: Record] = [:]
+    /// When watching began: a tag named in the configuration but never heard is missing `missingAfter` after it.
+    var watchingSince: Double?
+
+    public init(settings: Settings = Settings()) {
+        self.settings = settings
+    }
+
+    /// The tag was heard (any frame): a missing tag is found.
+    public mutating func seen(
+        _ tag: TagID, region: String?, zone: ZoneID?, gateway: GatewayID?, at t: Double
+    ) -> [Alert] {
+        var record = records[tag] ?? Record()
+        record.region = region ?? record.region
+        var alerts: [Alert] = []
+        if record.missing {
+            record.missing = false
+            let away = record.lastSeen.map { " after \(Self.duration(t - $0)) unheard" } ?? ""
+            alerts.append(
+                Alert(
+                    code: "tag-found", tag: tag, t: t,
+                    reason: "\(tag) is heard again\(away)" + (gateway.map { " by \($0)" } ?? "")))
+        }
+        if (record.lastSeen ?? -.infinity) <= t {
+            record.lastSeen = t
+            record.lastZone = zone ?? record.lastZone
+            record.lastGateway = gateway ?? record.lastGateway
+        }
+        records[tag] = record
+        return alerts
+    }
+
+    /// A TLM frame of the tag.
+    public mutating func observe(_ reading: Reading, of tag: TagID) -> [Alert] {
+        var record = records[tag] ?? Record()
+        var alerts: [Alert] = []
+        if let previous = record.last, reading.t >= previous.t {
+            var went: [String] = []
+            if let count = reading.advertisingCount, let before = previous.advertisingCount, count < before {
+                went.append("advert count \(before) → \(count)")
+            }
+            if let uptime = reading.uptime, let before = previous.uptime, uptime < before - Self.uptimeSlackSeconds {
+                went.append("uptime \(Self.duration(before)) → \(Self.duration(uptime))")
+            }
+            if !went.isEmpty {
+                alerts.append(
+                    Alert(
+                        code: "tag-tlm-reset", tag: tag, t: reading.t,
+                        reason: "\(tag)'s telemetry went back (\(went.joined(separator: ", "))): its battery was "
+                            + "changed or it rebooted"))
+            }
+        }
+        if let milliVolts = reading.milliVolts, milliVolts > 0 {
+            let hour = Int((reading.t / 3600).rounded(.down))
+            if record.hourly.last?.hour == hour {
+                record.hourly[record.hourly.count - 1].milliVolts = milliVolts
+            } else if (record.hourly.last?.hour ?? .min) < hour {
+                record.hourly.append((hour, milliVolts))
+                if record.hourly.count > Self.keptHours {
+                    record.hourly.removeFirst(record.hourly.count - Self.keptHours)
+                }
+            }
+            if !record.batteryLow && milliVolts < settings.batteryLowMilliVolts {
+                record.batteryLow = true
+                var falling = ""
+                if let slope = Self.trend(record.hourly), slope < 0 { falling = ", falling \(Int(-slope)) mV a week" }
+                alerts.append(
+                    Alert(
+                        code: "tag-battery-low", tag: tag, t: reading.t,
+                        reason: "\(tag)'s battery reads \(milliVolts) mV, below \(settings.batteryLowMilliVolts) mV"
+                            + falling + ": replace it"))
+            } else if record.batteryLow && milliVolts >= settings.batteryRecoveredMilliVolts {
+                record.batteryLow = false
+            }
+        }
+        if (record.last?.t ?? -.infinity) <= reading.t { record.last = reading }
+        records[tag] = record
+        return alerts
+    }
+
+    /// Tags not heard for their region's `missingAfterSeconds` (and `named` tags never heard since watching began):
+    /// `tag-missing`, once until they are heard again.
+    public mutating func check(at now: Double, named: [(tag: TagID, region: String?)] = []) -> [Alert] {
+        if watchingSince == nil { watchingSince = now }
+        for (tag, region) in named where records[tag] == nil { records[tag] = Record(region: region) }
+        var alerts: [Alert] = []
+        for (tag, record) in records where !record.missing {
+            let since = record.lastSeen ?? watchingSince!
+            let limit = settings.missingAfter(region: record.region)
+            guard now - since >= limit else { continue }
+            records[tag]!.missing = true
+            var reason = "\(tag) has not been heard for \(Self.duration(now - since))"
+            if record.lastSeen != nil {
+                reason +=
+                    "; last in " + (record.lastZone.map { "\($0)" } ?? "no zone")
+                    + (record.lastGateway.map { ", by \($0)" } ?? "")
+            } else {
+                reason += ", since the hub started"
+            }
+            alerts.append(Alert(code: "tag-missing", tag: tag, t: now, reason: reason))
+        }
+        return alerts.sorted { $0.tag.rawValue < $1.tag.rawValue }
+    }
+
+    /// The tag's last battery reading, its level and trend; nil when it has sent none.
+    public func battery(of tag: TagID) -> Battery? {
+        guard let record = records[tag], let last = record.last, let milliVolts = last.milliVolts, milliVolts > 0
+        else { return nil }
+        return Battery(
+            milliVolts: milliVolts, level: record.batteryLow || milliVolts < settings.batteryLowMilliVolts ? .low : .ok,
+            t: last.t, trendPerWeek: Self.trend(record.hourly))
+    }
+
+    /// The tag's last TLM reading.
+    public func telemetry(of tag: TagID) -> Reading? { records[tag]?.last }
+
+    /// When, where and by which gateway the tag was last heard.
+    public func lastSeen(of tag: TagID) -> (t: Double, zone: ZoneID?, gateway: GatewayID?)? {
+        guard let record = records[tag], let t = record.lastSeen else { return nil }
+        return (t, record.lastZone, record.lastGateway)
+    }
+
+    public func isMissing(_ tag: TagID) -> Bool { records[tag]?.missing ?? false }
+
+    /// mV per week: the least-squares slope of the hourly readings since the battery last rose by more than 100 mV (a
+    /// new cell starts a new line); nil with less than a day of them.
+    static func trend(_ hourly: [(hour: Int, milliVolts: Int)]) -> Double? {
+        var start = 0
+        for index in hourly.indices.dropFirst() where hourly[index].milliVolts - hourly[index - 1].milliVolts > 100 {
+            start = index
+        }
+        let points = hourly[start...]
+        guard let first = points.first, let last = points.last, last.hour - first.hour >= 24, points.count >= 6 else {
+            return nil
+        }
+        let n = Double(points.count)
+        let meanX = points.map { Double($0.hour) }.reduce(0, +) / n
+        let meanY = points.map { Double($0.milliVolts) }.reduce(0, +) / n
+        var sxy = 0.0
+        var sxx = 0.0
+        for point in points {
+            sxy += (Double(point.hour) - meanX) * (Double(point.milliVolts) - meanY)
+            sxx += (Double(point.hour) - meanX) * (Double(point.hour) - meanX)
+        }
+        guard sxx > 0 else { return nil }
+        return sxy / sxx * 24 * 7
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let seconds = max(0, seconds)
+        if seconds >= 2 * 86_400 { return "\(Int(seconds / 86_400)) days" }
+        if seconds >= 2 * 3600 { return "\(Int(seconds / 3600)) h" }
+        if seconds >= 120 { return "\(Int(seconds / 60)) min" }
+        return "\(Int(seconds)) s"
+    }
+}

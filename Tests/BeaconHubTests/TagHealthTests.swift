@@ -1,0 +1,85 @@
+import BeaconHub
+import BeaconModel
+import Testing
+
+/// Issue 23's alerts, each once per episode, and the battery's level and trend.
+@Suite struct TagHealthTests {
+    static let t0 = 1_800_000_000.0
+    static let day = 86_400.0
+
+    @Test func aLowBatteryIsSaidOnceAndAgainOnlyAfterItRecovered() {
+        var health = TagHealth()
+        var alerts: [TagHealth.Alert] = []
+        // Ten days draining 20 mV a day from 2700 mV, one frame an hour.
+        for hour in 0..<240 {
+            let t = Self.t0 + Double(hour) * 3600
+            alerts += health.observe(TagHealth.Reading(t: t, milliVolts: 2700 - hour * 20 / 24), of: "guide-7")
+        }
+        #expect(alerts.map(\.code) == ["tag-battery-low"], "\(alerts)")
+        // 2700 − 20 × day: below 2600 from the sixth day on.
+        #expect(alerts.first.map { Int(($0.t - Self.t0) / Self.day) } == 5)
+        #expect(alerts.first?.reason.contains("below 2600 mV, falling 13") == true, "\(alerts)")
+        let battery = health.battery(of: "guide-7")
+        #expect(battery?.level == .low && battery?.milliVolts == 2501)
+        #expect(abs((battery?.trendPerWeek ?? 0) + 140) < 1, "\(String(describing: battery))")
+
+        // A bounce to 2650 mV (a warm day) is no recovery: still low, nothing said.
+        var t = Self.t0 + 11 * Self.day
+        #expect(health.observe(TagHealth.Reading(t: t, milliVolts: 2650), of: "guide-7").isEmpty)
+        #expect(health.observe(TagHealth.Reading(t: t + 3600, milliVolts: 2590), of: "guide-7").isEmpty)
+        #expect(health.battery(of: "guide-7")?.level == .low)
+        // A new cell: recovered, and the trend starts again.
+        t += 2 * 3600
+        #expect(health.observe(TagHealth.Reading(t: t, milliVolts: 3010), of: "guide-7").isEmpty)
+        #expect(health.battery(of: "guide-7")?.level == .ok && health.battery(of: "guide-7")?.trendPerWeek == nil)
+        // Low again later: said again.
+        let again = health.observe(TagHealth.Reading(t: t + 3600, milliVolts: 2550), of: "guide-7")
+        #expect(again.map(\.code) == ["tag-battery-low"])
+    }
+
+    @Test func telemetryGoingBackMeansANewBatteryOrAReboot() {
+        var health = TagHealth()
+        let reading = { (t: Double, count: UInt32, uptime: Double) in
+            TagHealth.Reading(t: t, milliVolts: 2900, advertisingCount: count, uptime: uptime)
+        }
+        #expect(health.observe(reading(Self.t0, 10_000, 50_000), of: "asset-1").isEmpty)
+        #expect(health.observe(reading(Self.t0 + 60, 10_600, 50_060), of: "asset-1").isEmpty)
+        // A few seconds' jitter in the uptime is not a reboot.
+        #expect(health.observe(reading(Self.t0 + 61, 10_610, 50_055), of: "asset-1").isEmpty)
+        let reset = health.observe(reading(Self.t0 + 120, 12, 3), of: "asset-1")
+        #expect(reset.map(\.code) == ["tag-tlm-reset"])
+        #expect(reset.first?.reason.contains("advert count 10610 → 12") == true, "\(reset)")
+        #expect(health.observe(reading(Self.t0 + 180, 600, 63), of: "asset-1").isEmpty, "counting up again")
+        // A frame older than the last (a late batch) says nothing.
+        #expect(health.observe(reading(Self.t0 + 100, 10_620, 50_100), of: "asset-1").isEmpty)
+        #expect(health.telemetry(of: "asset-1")?.advertisingCount == 600)
+    }
+
+    @Test func aTagUnheardForItsRegionsTimeIsMissingOnceThenFound() {
+        var settings = TagHealth.Settings()
+        settings.missingAfterByRegion["carts"] = 3600
+        var health = TagHealth(settings: settings)
+        _ = health.check(at: Self.t0, named: [("guide-1", "guides"), ("never-heard", "guides")])
+        _ = health.seen("guide-1", region: "guides", zone: "egypt", gateway: "gw-egypt", at: Self.t0 + 10)
+        _ = health.seen("cart-3", region: "carts", zone: "aisle-2", gateway: "gw-aisle-2", at: Self.t0 + 10)
+
+        #expect(health.check(at: Self.t0 + 3000).isEmpty)
+        let carts = health.check(at: Self.t0 + 3700)
+        #expect(carts.map(\.tag) == ["cart-3"] && carts.map(\.code) == ["tag-missing"])
+        #expect(carts.first?.reason.contains("last in aisle-2, by gw-aisle-2") == true, "\(carts)")
+        #expect(health.check(at: Self.t0 + 7200).isEmpty, "once")
+        #expect(health.isMissing("cart-3"))
+
+        let guides = health.check(at: Self.t0 + Self.day + 60)
+        #expect(guides.map(\.tag) == ["guide-1", "never-heard"], "\(guides)")
+        #expect(guides.last?.reason.contains("since the hub started") == true)
+
+        let found = health.seen(
+            "cart-3", region: "carts", zone: "tills", gateway: "gw-tills", at: Self.t0 + 2 * Self.day)
+        #expect(found.map(\.code) == ["tag-found"] && found.first?.reason.contains("by gw-tills") == true)
+        #expect(
+            health.seen("cart-3", region: "carts", zone: "tills", gateway: nil, at: Self.t0 + 2 * Self.day + 1).isEmpty)
+        #expect(health.lastSeen(of: "cart-3")?.zone == "tills" && health.lastSeen(of: "cart-3")?.gateway == "gw-tills")
+        #expect(!health.isMissing("cart-3"))
+    }
+}
