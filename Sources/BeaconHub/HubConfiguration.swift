@@ -34,6 +34,8 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
     public var homeAssistant: HomeAssistantSettings
     /// URLs the hub POSTs its events to (docs/integrations.md).
     public var webhooks: [WebhookSettings]
+    /// Battery and missing-tag alerts (docs/configuration.md, "tagHealth").
+    public var tagHealth: HubTagHealthSettings
     /// The venue and calibration files as `load(from:)` read and checked them, so that nothing reads them twice.
     public private(set) var loadedVenue: Venue?
     public private(set) var loadedCalibration: Calibration?
@@ -41,7 +43,7 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case hub, site, mqtt, venue, inference, calibration, tags, regions, live, espresense, openMQTTGateway, store
         case http
-        case homeAssistant, webhooks
+        case homeAssistant, webhooks, tagHealth
     }
 
     public init(from decoder: any Decoder) throws {
@@ -62,6 +64,7 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         homeAssistant =
             try container.decodeIfPresent(HomeAssistantSettings.self, forKey: .homeAssistant) ?? HomeAssistantSettings()
         webhooks = try WebhookSettings.decodeList(from: container, forKey: .webhooks, regions: regions)
+        tagHealth = try container.decodeIfPresent(HubTagHealthSettings.self, forKey: .tagHealth) ?? HubTagHealthSettings()
     }
 
     /// Reads and checks hub.yaml, and the venue file it names (a relative path is taken from hub.yaml's folder).

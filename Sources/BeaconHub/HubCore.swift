@@ -83,6 +83,10 @@ public struct HubCore: Sendable {
     public internal(set) var links = GatewayLinks()
     /// How late sightings arrive; the engine's clock is held back by it (`holdback`).
     public internal(set) var lag = DeliveryLag()
+    /// Tags' batteries, telemetry and last sightings, and their alerts (issue 23).
+    public internal(set) var health: TagHealth
+    /// When `health` last looked for missing tags.
+    var missingCheckedAt = -Double.infinity
     var published: [TagID: (state: TagState.State, zone: ZoneID?, at: Double)] = [:]
     var pending: Set<TagID> = []
     var inside: [ZoneID: Set<TagID>] = [:]
@@ -109,6 +113,7 @@ public struct HubCore: Sendable {
     public init(configuration: HubConfiguration, engine: ZoneEngine, now: Double, persistence: Persistence? = nil) {
         topics = configuration.mqtt.topics(site: configuration.site)
         settings = configuration.live
+        health = TagHealth(settings: configuration.tagHealth.settings)
         self.persistence = persistence
         self.engine = engine
         self.engine.recordsMoves = persistence != nil
@@ -258,6 +263,7 @@ public struct HubCore: Sendable {
             var line = SightingLine(sighting, gateway: batch.gateway)
             line.t += offset
             if calibrationWalk != nil { calibrationWalk!.add(line) }
+            if let tlm = sighting.extras?.tlm, tlm.version == 0 { observe(tlm, of: line.beacon, at: line.t) }
             engine.ingest(line, events: &events)
             if raw {
                 journal.sightings.append(
@@ -382,6 +388,32 @@ public struct HubCore: Sendable {
         flushEvents()
     }
 
+    /// Seconds between two looks for missing tags.
+    static let missingCheckSeconds = 60.0
+
+    /// A tag's Eddystone-TLM frame, for its battery and resets.
+    mutating func observe(_ tlm: Telemetry, of beacon: String, at t: Double) {
+        guard let entry = engine.directory.entry(for: beacon) else { return }
+        let reading = TagHealth.Reading(
+            t: t, milliVolts: tlm.batteryMilliVolts, temperature: tlm.temperatureCelsius,
+            advertisingCount: tlm.advertisingCount, uptime: tlm.secondsSinceBoot)
+        for alert in health.observe(reading, of: entry.tag) { tagAlert(alert) }
+    }
+
+    /// The id of the region a beacon's tag is in, if any.
+    func region(of beacon: String) -> String? {
+        engine.directory.entry(for: beacon)?.region.map { engine.directory.regions[$0].id }
+    }
+
+    /// A tag's health alert (issue 23): the event contract's `alert`, naming the tag; once per episode (TagHealth
+    /// says when).
+    mutating func tagAlert(_ alert: TagHealth.Alert) {
+        events.append(
+            ZoneEvent(
+                type: .alert, tag: alert.tag, zone: nil, t: alert.t, confidence: 1, reason: alert.reason,
+                code: alert.code))
+    }
+
     // MARK: Clock
 
     /// Moves the engine's clock to `now`, watches gateways for silence and gaps, and queues what changed. Retained
@@ -404,6 +436,11 @@ public struct HubCore: Sendable {
         engine.advance(to: now - holdback, events: &events)
         learnFromLinks(at: now - holdback)
         watchGaps(at: now)
+        if now - missingCheckedAt >= Self.missingCheckSeconds {
+            missingCheckedAt = now
+            let named = engine.directory.named.map { (tag: $0.value, region: region(of: $0.key)) }
+            for alert in health.check(at: now, named: named) { tagAlert(alert) }
+        }
         flushEvents()
         guard publishing, connected else { return }
         updateStates(at: now)
@@ -535,6 +572,14 @@ public struct HubCore: Sendable {
                 continue
             }
             if changed { move(tag, from: last.map { ($0.state, $0.zone) }, to: (state.state, state.zone), at: now) }
+            if let seen = state.lastSeen {
+                let loudest = state.gateways.max { $0.rssi < $1.rssi }?.gateway
+                for alert in health.seen(
+                    tag, region: region(of: state.beacon), zone: state.zone, gateway: loudest, at: seen)
+                {
+                    tagAlert(alert)
+                }
+            }
             published[tag] = (state.state, state.zone, now)
             queue(state, to: topics.tagState(tag), retain: true)
             done.append(tag)

@@ -1,0 +1,47 @@
+import BeaconConfig
+
+/// hub.yaml's `tagHealth:` (docs/configuration.md): when a tag's battery is low and when a tag is missing.
+public struct HubTagHealthSettings: Decodable, Sendable, Hashable {
+    public var settings = TagHealth.Settings()
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case batteryLowMilliVolts, batteryRecoveredMilliVolts, missingAfterSeconds, missingAfterSecondsByRegion
+    }
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func invalid(_ key: CodingKeys, _ message: String) -> DecodingError {
+            DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: message)
+        }
+        if let low = try container.decodeIfPresent(Int.self, forKey: .batteryLowMilliVolts) {
+            guard (1000...5000).contains(low) else {
+                throw invalid(.batteryLowMilliVolts, "expected millivolts between 1000 and 5000, found \(low)")
+            }
+            settings.batteryLowMilliVolts = low
+        }
+        settings.batteryRecoveredMilliVolts =
+            try container.decodeIfPresent(Int.self, forKey: .batteryRecoveredMilliVolts)
+            ?? max(settings.batteryRecoveredMilliVolts, settings.batteryLowMilliVolts + 200)
+        guard settings.batteryRecoveredMilliVolts > settings.batteryLowMilliVolts else {
+            throw invalid(
+                .batteryRecoveredMilliVolts,
+                "must be above batteryLowMilliVolts (\(settings.batteryLowMilliVolts)): a battery is low below the "
+                    + "one and recovered at the other")
+        }
+        for (key, value) in [
+            (CodingKeys.missingAfterSeconds, try container.decodeIfPresent(Double.self, forKey: .missingAfterSeconds))
+        ] {
+            guard let value else { continue }
+            guard value >= 60 else { throw invalid(key, "expected at least 60 seconds, found \(value)") }
+            settings.missingAfterSeconds = value
+        }
+        let byRegion = try container.decodeIfPresent([String: Double].self, forKey: .missingAfterSecondsByRegion) ?? [:]
+        if let (region, value) = byRegion.first(where: { $0.value < 60 }) {
+            throw invalid(
+                .missingAfterSecondsByRegion, "region \(region): expected at least 60 seconds, found \(value)")
+        }
+        settings.missingAfterByRegion = byRegion
+    }
+}

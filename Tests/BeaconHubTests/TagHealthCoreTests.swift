@@ -1,0 +1,105 @@
+import BeaconConfig
+import BeaconHub
+import BeaconModel
+import Testing
+
+/// The hub's core with tags' health (issue 23): a TLM frame in a batch feeds the tag's battery, alerts go out as
+/// `alert` events naming the tag, and a named tag unheard for `missingAfterSeconds` is missing until heard again.
+@Suite struct TagHealthCoreTests {
+    static func tlmBatch(seq: UInt64, at t: Double, milliVolts: Int, count: UInt32) -> HubInput {
+        .batch(
+            SightingBatch(
+                gateway: "gw-a", boot: "boot-1", seq: seq, sent: t, clockSynced: true,
+                sightings: [
+                    Sighting(
+                        t: t, beacon: HubCoreTests.beacon, rssi: -65, txPower: -59,
+                        extras: SightingExtras(
+                            tlm: Telemetry(
+                                version: 0, batteryMilliVolts: milliVolts, temperatureCelsius: 21.5,
+                                advertisingCount: count, secondsSinceBoot: Double(count) / 10)))
+                ]))
+    }
+
+    @Test func batteryAndResetAlertsNameTheTagOnce() throws {
+        var core = try HubCoreTests.core(inference: "tagHealth: { batteryLowMilliVolts: 2500 }")
+        let t0 = HubCoreTests.t0
+        var events: [ZoneEvent] = []
+        for (index, milliVolts) in [2700, 2600, 2480, 2470, 2460].enumerated() {
+            let t = t0 + Double(index) * 10
+            core.apply(
+                Self.tlmBatch(seq: UInt64(index + 1), at: t, milliVolts: milliVolts, count: 1000 + UInt32(index)), at: t
+            )
+            core.tick(at: t + 1, connected: true)
+            events += HubCoreTests.events(core.takeOutgoing())
+        }
+        let low = events.filter { $0.code == "tag-battery-low" }
+        #expect(low.count == 1 && low.first?.tag == "tag-1" && low.first?.type == .alert, "\(events)")
+        #expect(low.first?.reason.contains("2480 mV, below 2500 mV") == true, "\(low)")
+        #expect(core.health.battery(of: "tag-1")?.level == .low)
+        #expect(core.health.telemetry(of: "tag-1")?.temperature == 21.5)
+
+        // The battery changed: the count starts again.
+        core.apply(Self.tlmBatch(seq: 6, at: t0 + 60, milliVolts: 3000, count: 3), at: t0 + 60)
+        core.tick(at: t0 + 61, connected: true)
+        let reset = HubCoreTests.events(core.takeOutgoing()).filter { $0.code == "tag-tlm-reset" }
+        #expect(reset.map(\.tag) == ["tag-1"], "\(reset)")
+        #expect(core.health.battery(of: "tag-1")?.level == .ok)
+    }
+
+    @Test func aNamedTagUnheardIsMissingThenFound() throws {
+        var core = try HubCoreTests.core(inference: "tagHealth: { missingAfterSeconds: 120 }")
+        let t0 = HubCoreTests.t0
+        // Heard in room a for 20 s, long enough to be placed there.
+        for second in 1...20 {
+            let t = t0 + Double(second)
+            core.apply(HubCoreTests.batch(seq: UInt64(second), at: t), at: t)
+            core.tick(at: t + 0.5, connected: true)
+        }
+        #expect(core.health.lastSeen(of: "tag-1")?.gateway == "gw-a")
+        #expect(core.health.lastSeen(of: "tag-1")?.zone == "a")
+        var events: [ZoneEvent] = []
+        // Every 30 s for 5 minutes, nothing heard (the gateways' heartbeats keep them online).
+        for step in 1...10 {
+            let t = t0 + 20 + Double(step) * 30
+            core.apply(.gatewayStatus(Self.status("gw-a", at: t)), at: t)
+            core.apply(.gatewayStatus(Self.status("gw-b", at: t)), at: t)
+            core.tick(at: t, connected: true)
+            events += HubCoreTests.events(core.takeOutgoing())
+        }
+        let missing = events.filter { $0.code == "tag-missing" }
+        #expect(missing.count == 1 && missing.first?.tag == "tag-1", "\(events.map { $0.code ?? $0.type.rawValue })")
+        #expect(missing.first?.reason.contains("last in a, by gw-a") == true, "\(missing)")
+        // Heard again: found, once.
+        let back = t0 + 400
+        core.apply(HubCoreTests.batch(seq: 21, at: back), at: back)
+        core.tick(at: back + 1, connected: true)
+        core.apply(HubCoreTests.batch(seq: 22, at: back + 2), at: back + 2)
+        core.tick(at: back + 3, connected: true)
+        let found = HubCoreTests.events(core.takeOutgoing()).filter { $0.code == "tag-found" }
+        #expect(found.map(\.tag) == ["tag-1"], "\(found)")
+    }
+
+    static func status(_ gateway: GatewayID, at t: Double) -> GatewayStatus {
+        GatewayStatus(
+            gateway: gateway, state: .online, boot: "boot-1", t: t, agentVersion: "test", clockSynced: true,
+            heartbeatSeconds: 10)
+    }
+
+    @Test func settingsAreCheckedAndNamed() throws {
+        #expect(throws: ConfigError.self) {
+            try ConfigLoader.decode(
+                HubTagHealthSettings.self, from: "batteryLowMilliVolts: 2600\nbatteryRecoveredMilliVolts: 2500\n",
+                file: "hub.yaml")
+        }
+        #expect(throws: ConfigError.self) {
+            try ConfigLoader.decode(HubTagHealthSettings.self, from: "missingAfterSecond: 3600\n", file: "hub.yaml")
+        }
+        let settings = try ConfigLoader.decode(
+            HubTagHealthSettings.self,
+            from: "missingAfterSeconds: 86400\nmissingAfterSecondsByRegion: { carts: 3600 }\n",
+            file: "hub.yaml"
+        ).settings
+        #expect(settings.missingAfterSeconds == 86_400 && settings.missingAfterByRegion == ["carts": 3600])
+        #expect(settings.batteryRecoveredMilliVolts == 2800)
+    }
+}
