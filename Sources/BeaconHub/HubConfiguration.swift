@@ -64,7 +64,8 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
         homeAssistant =
             try container.decodeIfPresent(HomeAssistantSettings.self, forKey: .homeAssistant) ?? HomeAssistantSettings()
         webhooks = try WebhookSettings.decodeList(from: container, forKey: .webhooks, regions: regions)
-        tagHealth = try container.decodeIfPresent(HubTagHealthSettings.self, forKey: .tagHealth) ?? HubTagHealthSettings()
+        tagHealth =
+            try container.decodeIfPresent(HubTagHealthSettings.self, forKey: .tagHealth) ?? HubTagHealthSettings()
     }
 
     /// Reads and checks hub.yaml, and the venue file it names (a relative path is taken from hub.yaml's folder).

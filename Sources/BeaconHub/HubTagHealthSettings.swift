@@ -30,12 +30,11 @@ public struct HubTagHealthSettings: Decodable, Sendable, Hashable {
                 "must be above batteryLowMilliVolts (\(settings.batteryLowMilliVolts)): a battery is low below the "
                     + "one and recovered at the other")
         }
-        for (key, value) in [
-            (CodingKeys.missingAfterSeconds, try container.decodeIfPresent(Double.self, forKey: .missingAfterSeconds))
-        ] {
-            guard let value else { continue }
-            guard value >= 60 else { throw invalid(key, "expected at least 60 seconds, found \(value)") }
-            settings.missingAfterSeconds = value
+        if let after = try container.decodeIfPresent(Double.self, forKey: .missingAfterSeconds) {
+            guard after >= 60 else {
+                throw invalid(.missingAfterSeconds, "expected at least 60 seconds, found \(after)")
+            }
+            settings.missingAfterSeconds = after
         }
         let byRegion = try container.decodeIfPresent([String: Double].self, forKey: .missingAfterSecondsByRegion) ?? [:]
         if let (region, value) = byRegion.first(where: { $0.value < 60 }) {
