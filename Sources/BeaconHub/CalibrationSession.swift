@@ -161,20 +161,32 @@ public struct CalibrationSession: Sendable {
     /// what that is worth (none: nothing; poor: under 10 s or under 2 gateways; fair: under 20 s or under 3 gateways;
     /// good otherwise).
     public func progress(venue: Venue, at now: Double) -> [Progress] {
-        var windows: [ZoneID: [(from: Double, to: Double)]] = [:]
-        for stop in plan(at: now).stops {
+        // The stops' standing spans, in time order; the page asks every second, so each sighting is placed by a
+        // binary search, not by trying every span.
+        let spans = plan(at: now).stops.compactMap { stop -> (from: Double, to: Double, zone: ZoneID)? in
             let from = stop.from + Calibrator.settle
             let to = min(stop.to, now) - Calibrator.settle
-            if to > from { windows[stop.zone, default: []].append((from, to)) }
-        }
+            return to > from ? (from, to, stop.zone) : nil
+        }.sorted { $0.from < $1.from }
+        let longest = spans.map { $0.to - $0.from }.max() ?? 0
         var heard: [ZoneID: Set<GatewayID>] = [:]
         for sighting in sightings {
-            for (zone, spans) in windows where spans.contains(where: { sighting.t >= $0.from && sighting.t < $0.to }) {
-                heard[zone, default: []].insert(sighting.gateway)
+            // The last span starting at or before the sighting, then back over any (a plan's) that overlap it.
+            var low = 0
+            var high = spans.count
+            while low < high {
+                let middle = (low + high) / 2
+                if spans[middle].from <= sighting.t { low = middle + 1 } else { high = middle }
+            }
+            var index = low - 1
+            while index >= 0 && spans[index].from > sighting.t - longest - 1 {
+                if sighting.t < spans[index].to { heard[spans[index].zone, default: []].insert(sighting.gateway) }
+                index -= 1
             }
         }
         return venue.zones.map { zone in
-            let seconds = Int((windows[zone.id] ?? []).map { $0.to - $0.from }.reduce(0, +).rounded(.down))
+            let seconds = Int(
+                spans.filter { $0.zone == zone.id }.map { $0.to - $0.from }.reduce(0, +).rounded(.down))
             let gateways = heard[zone.id]?.count ?? 0
             let quality: Progress.Quality =
                 seconds == 0

@@ -23,6 +23,8 @@ final class HubCalibrationDesk: CalibrationDesk {
         var sightings: Int
         var computed: Double
         var check: CalibrationCheck?
+        /// What the calibration made of the walk then (`Calibrator`'s warnings).
+        var warnings: [String]
     }
 
     let venue: Venue
@@ -131,6 +133,24 @@ final class HubCalibrationDesk: CalibrationDesk {
         return view(of: walk, current: current, learned: learned, at: Self.now())
     }
 
+    /// Changes the open walk under the core's lock; the page's view of it after.
+    func changeWalk(
+        at now: Double, _ change: (inout CalibrationSession) throws(CalibrationSessionError) -> Void
+    ) throws -> CalibrationSessionView {
+        let session = try activeSession()
+        let (walk, current, learned) = try session.core.withLock { core throws(APIError) in
+            guard var walk = core.calibrationWalk else { throw Self.noSession() }
+            do throws(CalibrationSessionError) {
+                try change(&walk)
+            } catch {
+                throw Self.bad(error.code, error.message)
+            }
+            core.calibrationWalk = walk
+            return (walk, core.engine.calibration, core.engine.learned)
+        }
+        return view(of: walk, current: current, learned: learned, at: now)
+    }
+
     func mark(_ request: CalibrationMark) async throws -> CalibrationSessionView {
         let now = Self.now()
         if let t = request.t, t > now + 5 {
@@ -140,35 +160,16 @@ final class HubCalibrationDesk: CalibrationDesk {
             guard let zone = ZoneID(rawValue: name) else { throw Self.bad(.badMark, "\"\(name)\" is no zone id") }
             return zone
         }
-        let session = try activeSession()
-        let marked = try session.core.withLock { core throws(APIError) in
-            guard var walk = core.calibrationWalk else { throw Self.noSession() }
-            do throws(CalibrationSessionError) {
-                try walk.mark(
-                    zone: zone, x: request.x, y: request.y, at: request.t ?? now, until: request.until, venue: venue)
-            } catch {
-                throw Self.bad(error.code, error.message)
-            }
-            core.calibrationWalk = walk
-            return (walk, core.engine.calibration, core.engine.learned)
+        return try changeWalk(at: now) { walk throws(CalibrationSessionError) in
+            try walk.mark(
+                zone: zone, x: request.x, y: request.y, at: request.t ?? now, until: request.until, venue: venue)
         }
-        return view(of: marked.0, current: marked.1, learned: marked.2, at: now)
     }
 
     func plan(_ request: CalibrationPlan) async throws -> CalibrationSessionView {
-        let session = try activeSession()
-        let now = Self.now()
-        let planned = try session.core.withLock { core throws(APIError) in
-            guard var walk = core.calibrationWalk else { throw Self.noSession() }
-            do throws(CalibrationSessionError) {
-                try walk.replacePlan(stops: request.stops ?? [], route: request.route ?? [], venue: venue)
-            } catch {
-                throw Self.bad(error.code, error.message)
-            }
-            core.calibrationWalk = walk
-            return (walk, core.engine.calibration, core.engine.learned)
+        try changeWalk(at: Self.now()) { walk throws(CalibrationSessionError) in
+            try walk.replacePlan(stops: request.stops ?? [], route: request.route ?? [], venue: venue)
         }
-        return view(of: planned.0, current: planned.1, learned: planned.2, at: now)
     }
 
     func cancel() async throws {
@@ -186,12 +187,9 @@ final class HubCalibrationDesk: CalibrationDesk {
         defer { changing.withLock { $0 = false } }
         let (walk, current, learned) = try snapshot()
         let now = Self.now()
-        let (stops, route) = walk.plan(at: now)
-        var calibrator = Calibrator(
-            model: model, beacon: walk.beacon, stops: stops, route: route)
-        for sighting in walk.sightings { calibrator.add(sighting) }
-        let (calibration, _) = calibrator.result(site: site, created: now.rounded())
-        guard calibrator.used > 0, !calibration.zones.isEmpty || calibration.points?.isEmpty == false else {
+        guard let (calibration, _) = calibrate(walk, at: now),
+            !calibration.zones.isEmpty || calibration.points?.isEmpty == false
+        else {
             throw Self.bad(
                 .nothingRecorded,
                 walk.marks.isEmpty && walk.given == nil
@@ -394,15 +392,8 @@ final class HubCalibrationDesk: CalibrationDesk {
         of walk: CalibrationSession, current: Calibration?, learned: LearnedRadio, at now: Double
     ) -> CalibrationSessionView {
         let progress = walk.progress(venue: venue, at: now)
-        let check = latestCheck(of: walk, current: current, learned: learned, at: now)
-        var warnings: [String] = []
-        let (stops, route) = walk.plan(at: now)
-        if !stops.isEmpty || !route.isEmpty {
-            var calibrator = Calibrator(
-                model: model, beacon: walk.beacon, stops: stops, route: route)
-            for sighting in walk.sightings { calibrator.add(sighting) }
-            warnings = calibrator.result(site: site, created: now).warnings
-        }
+        let (check, found) = latestCheck(of: walk, current: current, learned: learned, at: now)
+        var warnings = found
         if walk.dropped > 0 {
             warnings.append(
                 "the walk is long: \(walk.dropped) sightings beyond the first \(CalibrationSession.maxSightings) were not kept"
@@ -433,33 +424,36 @@ final class HubCalibrationDesk: CalibrationDesk {
         .init(before: check.before, after: check.after, seconds: check.seconds, folds: check.folds)
     }
 
-    /// The walk's latest cross-validation, for the page: never waits for one. When the walk has grown since (a new
-    /// mark at once; more sightings after `checkSeconds`) a new one starts on a thread of its own — it replays the
-    /// engine six times, seconds on a large venue, and must not hold the cooperative pool the hub's tasks share.
+    /// The walk's latest cross-validation and warnings, for the page: never waits for them. When the walk has grown
+    /// since (a new mark at once; more sightings after `checkSeconds`) they are made again on a thread of its own —
+    /// the check replays the engine six times, seconds on a large venue, and must not hold the cooperative pool the
+    /// hub's tasks share.
     func latestCheck(
         of walk: CalibrationSession, current: Calibration?, learned: LearnedRadio, at now: Double
-    ) -> CalibrationCheck? {
+    ) -> (CalibrationCheck?, [String]) {
         let marks = walk.given == nil ? walk.marks.count : -1
-        let (cached, start) = checks.withLock { state -> (CalibrationCheck?, Bool) in
+        let (cached, start) = checks.withLock { state -> (CheckCache?, Bool) in
             let mine = state.cache.flatMap { $0.session == walk.id ? $0 : nil }
             let stale =
                 mine == nil || mine!.marks != marks
                 || (mine!.sightings != walk.sightings.count && now - mine!.computed >= Self.checkSeconds)
-            guard stale, !state.running else { return (mine?.check, false) }
+            guard stale, !state.running else { return (mine, false) }
             state.running = true
-            return (mine?.check, true)
+            return (mine, true)
         }
         if start {
             Thread { [self] in
                 let check = computeCheck(of: walk, current: current, learned: learned, at: now)
+                let warnings = calibrate(walk, at: now)?.warnings ?? []
                 checks.withLock {
                     $0.running = false
                     $0.cache = CheckCache(
-                        session: walk.id, marks: marks, sightings: walk.sightings.count, computed: now, check: check)
+                        session: walk.id, marks: marks, sightings: walk.sightings.count, computed: now, check: check,
+                        warnings: warnings)
                 }
             }.start()
         }
-        return cached
+        return (cached?.check, cached?.warnings ?? [])
     }
 
     /// The walk's cross-validation now (finishing), on a thread of its own.
@@ -481,5 +475,16 @@ final class HubCalibrationDesk: CalibrationDesk {
         return CalibrationCheck.run(
             venue: venue, settings: settings, beacon: walk.beacon, stops: stops, route: route,
             sightings: walk.sightings, site: site, current: current, learned: learned)
+    }
+
+    /// The calibration the walk makes so far, as `beacon-hub calibrate` makes it from a plan, and its warnings; nil
+    /// when no sighting fell in a stay or on the route.
+    func calibrate(_ walk: CalibrationSession, at now: Double) -> (calibration: Calibration, warnings: [String])? {
+        let (stops, route) = walk.plan(at: now)
+        guard !stops.isEmpty || !route.isEmpty else { return nil }
+        var calibrator = Calibrator(model: model, beacon: walk.beacon, stops: stops, route: route)
+        for sighting in walk.sightings { calibrator.add(sighting) }
+        guard calibrator.used > 0 else { return nil }
+        return calibrator.result(site: site, created: now.rounded())
     }
 }

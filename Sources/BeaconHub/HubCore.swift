@@ -263,8 +263,8 @@ public struct HubCore: Sendable {
             var line = SightingLine(sighting, gateway: batch.gateway)
             line.t += offset
             if calibrationWalk != nil { calibrationWalk!.add(line) }
-            if let tlm = sighting.extras?.tlm, tlm.version == 0 { observe(tlm, of: line.beacon, at: line.t) }
             engine.ingest(line, events: &events)
+            if let tlm = sighting.extras?.tlm, tlm.version == 0 { observe(tlm, of: line.beacon, at: line.t) }
             if raw {
                 journal.sightings.append(
                     HubJournal.Sighting(
@@ -391,18 +391,13 @@ public struct HubCore: Sendable {
     /// Seconds between two looks for missing tags.
     static let missingCheckSeconds = 60.0
 
-    /// A tag's Eddystone-TLM frame, for its battery and resets.
+    /// A tag's Eddystone-TLM frame, for its battery and resets (after the engine took the sighting: it knows the tag).
     mutating func observe(_ tlm: Telemetry, of beacon: String, at t: Double) {
-        guard let entry = engine.directory.entry(for: beacon) else { return }
+        guard let tag = engine.tag(ofBeacon: beacon) else { return }
         let reading = TagHealth.Reading(
             t: t, milliVolts: tlm.batteryMilliVolts, temperature: tlm.temperatureCelsius,
             advertisingCount: tlm.advertisingCount, uptime: tlm.secondsSinceBoot)
-        for alert in health.observe(reading, of: entry.tag) { tagAlert(alert) }
-    }
-
-    /// The id of the region a beacon's tag is in, if any.
-    func region(of beacon: String) -> String? {
-        engine.directory.entry(for: beacon)?.region.map { engine.directory.regions[$0].id }
+        for alert in health.observe(reading, of: tag) { tagAlert(alert) }
     }
 
     /// A tag's health alert (issue 23): the event contract's `alert`, naming the tag; once per episode (TagHealth
@@ -438,7 +433,7 @@ public struct HubCore: Sendable {
         watchGaps(at: now)
         if now - missingCheckedAt >= Self.missingCheckSeconds {
             missingCheckedAt = now
-            let named = engine.directory.named.map { (tag: $0.value, region: region(of: $0.key)) }
+            let named = engine.directory.named.values.map { (tag: $0, region: engine.region(of: $0)) }
             for alert in health.check(at: now, named: named) { tagAlert(alert) }
         }
         flushEvents()
@@ -575,7 +570,7 @@ public struct HubCore: Sendable {
             if let seen = state.lastSeen {
                 let loudest = state.gateways.max { $0.rssi < $1.rssi }?.gateway
                 for alert in health.seen(
-                    tag, region: region(of: state.beacon), zone: state.zone, gateway: loudest, at: seen)
+                    tag, region: engine.region(of: tag), zone: state.zone, gateway: loudest, at: seen)
                 {
                     tagAlert(alert)
                 }

@@ -299,6 +299,14 @@ public struct ZoneEngine: Sendable {
     /// Every tag met so far.
     public var tags: [TagID] { tracks.map(\.tag) }
 
+    /// The tag a beacon is tracked as, once it has been heard (or named).
+    public func tag(ofBeacon beacon: String) -> TagID? { trackByBeacon[beacon].map { tracks[$0].tag } }
+
+    /// The id of the region a tracked tag belongs to, if any.
+    public func region(of tag: TagID) -> String? {
+        trackByTag[tag].flatMap { tracks[$0].region }.map { directory.regions[$0].id }
+    }
+
     /// The tags heard, moved or otherwise changed since the last call: the ones whose retained state may need
     /// publishing.
     public mutating func takeTouched() -> [TagID] {
