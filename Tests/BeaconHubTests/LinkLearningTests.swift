@@ -1,5 +1,6 @@
 import BeaconConfig
 import BeaconModel
+import BrokerTestSupport
 import Foundation
 import Simulator
 import Testing
@@ -18,76 +19,80 @@ import ZoneInference
 
     /// A training venue (seed 3) whose gateways advertise for 12 simulated minutes: the replay keeps their beacons as
     /// links, fits them every 5 minutes, applies the fit, and the gains it found follow the simulator's.
-    @Test func aReplayLearnsTheGainsFromTheLinks() throws {
-        let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let drawn = RandomVenue.generate(seed: 3)
-        let venuePath = "\(directory)/venue.yaml"
-        try GatewayBeacons.namingBeacons(inVenueFile: drawn.yaml).write(
-            toFile: venuePath, atomically: true, encoding: .utf8)
-        let venue = try VenueLoader.load(from: venuePath)
-        #expect(venue.gateways.allSatisfy { $0.beacon != nil })
-        let run = try SimulationRun.writeFiles(
-            venue: venue, seed: 3, start: Bench.start, duration: 720, directory: directory, gzip: false,
-            gatewayBeacons: true)
-        #expect(run.gatewayBeaconSightings > 1000)
-        try "hub: links\nsite: \(venue.site)\nvenue: venue.yaml\n".write(
-            toFile: "\(directory)/hub.yaml", atomically: true, encoding: .utf8)
-        let configuration = try HubConfiguration.load(from: "\(directory)/hub.yaml")
-        let replay = try ReplayTool.run(
-            configuration: configuration, inputPath: "\(directory)/sightings.jsonl",
-            eventsPath: "\(directory)/events.jsonl")
-        // Every gateway-beacon sighting went to the links, none to the engine (which knows every tag of the venue).
-        #expect(replay.gatewayBeacons == run.gatewayBeaconSightings)
-        #expect(replay.counters.untracked == 0)
-        #expect(
-            replay.counters.applied + replay.counters.late + replay.counters.unknownGateway
-                == replay.input.sightings - replay.gatewayBeacons)
-        // Fitted at 5 and 10 minutes (the first look, with too few receptions, fits nothing).
-        #expect(replay.linkFits == 2)
-        let fit = try #require(replay.linkFit)
-        let truth = Dictionary(uniqueKeysWithValues: venue.gateways.map { ($0.id, $0.gainOffset ?? 0) })
-        let mean = truth.values.reduce(0, +) / Double(truth.count)
-        let errors = venue.gateways.compactMap { gateway in
-            fit.receiveGains[gateway.id].map { abs($0.value - (truth[gateway.id]! - mean)) }
-        }.sorted()
-        #expect(errors.count == venue.gateways.count)
-        #expect(errors[errors.count / 2] < 3)
-        print("seed 3, 12 minutes: gain errors (dB) \(errors.map { ($0 * 10).rounded() / 10 })")
-        #expect(!replay.summaryMentionsGatewayBeacons.isEmpty)
+    @Test func aReplayLearnsTheGainsFromTheLinks() async throws {
+        try await onOwnThread {
+            let directory = try Self.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let drawn = RandomVenue.generate(seed: 3)
+            let venuePath = "\(directory)/venue.yaml"
+            try GatewayBeacons.namingBeacons(inVenueFile: drawn.yaml).write(
+                toFile: venuePath, atomically: true, encoding: .utf8)
+            let venue = try VenueLoader.load(from: venuePath)
+            #expect(venue.gateways.allSatisfy { $0.beacon != nil })
+            let run = try SimulationRun.writeFiles(
+                venue: venue, seed: 3, start: Bench.start, duration: 720, directory: directory, gzip: false,
+                gatewayBeacons: true)
+            #expect(run.gatewayBeaconSightings > 1000)
+            try "hub: links\nsite: \(venue.site)\nvenue: venue.yaml\n".write(
+                toFile: "\(directory)/hub.yaml", atomically: true, encoding: .utf8)
+            let configuration = try HubConfiguration.load(from: "\(directory)/hub.yaml")
+            let replay = try ReplayTool.run(
+                configuration: configuration, inputPath: "\(directory)/sightings.jsonl",
+                eventsPath: "\(directory)/events.jsonl")
+            // Every gateway-beacon sighting went to the links, none to the engine (which knows every tag of the venue).
+            #expect(replay.gatewayBeacons == run.gatewayBeaconSightings)
+            #expect(replay.counters.untracked == 0)
+            #expect(
+                replay.counters.applied + replay.counters.late + replay.counters.unknownGateway
+                    == replay.input.sightings - replay.gatewayBeacons)
+            // Fitted at 5 and 10 minutes (the first look, with too few receptions, fits nothing).
+            #expect(replay.linkFits == 2)
+            let fit = try #require(replay.linkFit)
+            let truth = Dictionary(uniqueKeysWithValues: venue.gateways.map { ($0.id, $0.gainOffset ?? 0) })
+            let mean = truth.values.reduce(0, +) / Double(truth.count)
+            let errors = venue.gateways.compactMap { gateway in
+                fit.receiveGains[gateway.id].map { abs($0.value - (truth[gateway.id]! - mean)) }
+            }.sorted()
+            #expect(errors.count == venue.gateways.count)
+            #expect(errors[errors.count / 2] < 3)
+            print("seed 3, 12 minutes: gain errors (dB) \(errors.map { ($0 * 10).rounded() / 10 })")
+            #expect(!replay.summaryMentionsGatewayBeacons.isEmpty)
+        }
     }
 
     /// The window: receptions older than `linkWindowSeconds` are forgotten at the next fit, and a fit is due only every
     /// `linkFitSeconds`; with `linkFitSeconds: 0` the fit is reported and nothing applied.
-    @Test func theFitTakesASlidingWindow() throws {
-        let venue = try VenueLoader.decode(
-            GatewayBeacons.namingBeacons(inVenueFile: RandomVenue.generate(seed: 3).yaml), file: "venue.yaml")
-        var rng = SeededGenerator(seed: 3)
-        let radio = RadioModel(venue: venue, using: &rng)
-        let beacons = GatewayBeacons(venue: venue, radio: radio, seed: 4)
-        var links = GatewayLinks()
-        var settings = InferenceSettings()
-        settings.linkWindowSeconds = 600
-        let heard = beacons.receptions(from: 0, duration: 1200, seed: 5)
-        for reception in heard where reception.t < 900 {
-            links.note(
-                tx: reception.tx, rx: reception.rx, rssi: reception.rssi, t: reception.t, measuredPower: -59)
+    @Test func theFitTakesASlidingWindow() async throws {
+        try await onOwnThread {
+            let venue = try VenueLoader.decode(
+                GatewayBeacons.namingBeacons(inVenueFile: RandomVenue.generate(seed: 3).yaml), file: "venue.yaml")
+            var rng = SeededGenerator(seed: 3)
+            let radio = RadioModel(venue: venue, using: &rng)
+            let beacons = GatewayBeacons(venue: venue, radio: radio, seed: 4)
+            var links = GatewayLinks()
+            var settings = InferenceSettings()
+            settings.linkWindowSeconds = 600
+            let heard = beacons.receptions(from: 0, duration: 1200, seed: 5)
+            for reception in heard where reception.t < 900 {
+                links.note(
+                    tx: reception.tx, rx: reception.rx, rssi: reception.rssi, t: reception.t, measuredPower: -59)
+            }
+            let first = links.fitIfDue(at: 900, venue: venue, settings: settings, intervals: [:])
+            let learned = try #require(first)
+            #expect(!learned.gains.isEmpty)
+            // Only the minutes from 300 s on are left.
+            #expect(links.tallies.values.allSatisfy { $0.first >= 300 })
+            #expect(links.fittedAt == 900)
+            let early = links.fitIfDue(at: 1000, venue: venue, settings: settings, intervals: [:])
+            #expect(early == nil)
+            let due = links.fitIfDue(at: 1200, venue: venue, settings: settings, intervals: [:])
+            #expect(due != nil)
+            settings.linkFitSeconds = 0
+            settings.linkWindowSeconds = 1200
+            let reported = links.fitIfDue(at: 1600, venue: venue, settings: settings, intervals: [:])
+            #expect(reported == nil)
+            #expect(links.fittedAt == 1600)
         }
-        let first = links.fitIfDue(at: 900, venue: venue, settings: settings, intervals: [:])
-        let learned = try #require(first)
-        #expect(!learned.gains.isEmpty)
-        // Only the minutes from 300 s on are left.
-        #expect(links.tallies.values.allSatisfy { $0.first >= 300 })
-        #expect(links.fittedAt == 900)
-        let early = links.fitIfDue(at: 1000, venue: venue, settings: settings, intervals: [:])
-        #expect(early == nil)
-        let due = links.fitIfDue(at: 1200, venue: venue, settings: settings, intervals: [:])
-        #expect(due != nil)
-        settings.linkFitSeconds = 0
-        settings.linkWindowSeconds = 1200
-        let reported = links.fitIfDue(at: 1600, venue: venue, settings: settings, intervals: [:])
-        #expect(reported == nil)
-        #expect(links.fittedAt == 1600)
     }
 }
 
@@ -127,35 +132,41 @@ import ZoneInference
         return (raised, venue)
     }
 
-    @Test func aGatewayWhoseLinksAllFellIsDegraded() throws {
-        let victim: GatewayID = "gw-front-2"
-        let (alerts, venue) = try Self.alerts(alter: { reception in
-            reception.tx == victim || reception.rx == victim ? reception.rssi - 12 : reception.rssi
-        })
-        #expect(venue.gateways.contains { $0.id == victim })
-        #expect(alerts.count == 1)
-        let alert = try #require(alerts.first)
-        #expect(alert.alert.code == "gateway-degraded" && alert.alert.gateway == victim)
-        #expect(alert.t > 1200 && alert.t <= 2400)
-        #expect(alert.alert.reason.contains("\(victim)"))
-        print(alert.alert.reason)
+    @Test func aGatewayWhoseLinksAllFellIsDegraded() async throws {
+        try await onOwnThread {
+            let victim: GatewayID = "gw-front-2"
+            let (alerts, venue) = try Self.alerts(alter: { reception in
+                reception.tx == victim || reception.rx == victim ? reception.rssi - 12 : reception.rssi
+            })
+            #expect(venue.gateways.contains { $0.id == victim })
+            #expect(alerts.count == 1)
+            let alert = try #require(alerts.first)
+            #expect(alert.alert.code == "gateway-degraded" && alert.alert.gateway == victim)
+            #expect(alert.t > 1200 && alert.t <= 2400)
+            #expect(alert.alert.reason.contains("\(victim)"))
+            print(alert.alert.reason)
+        }
     }
 
-    @Test func aGatewayTakenElsewhereHasMoved() throws {
-        let victim: GatewayID = "gw-front-2"
-        let (alerts, _) = try Self.alerts(change: { venue in
-            let index = venue.gateways.firstIndex { $0.id == victim }!
-            venue.gateways[index].position = Point(
-                venue.gateways[index].position.x + 15, venue.gateways[index].position.y + 8)
-        })
-        #expect(alerts.map(\.alert.gateway) == [victim])
-        #expect(alerts.first?.alert.code == "gateway-moved")
-        print(alerts.first?.alert.reason ?? "no alert")
+    @Test func aGatewayTakenElsewhereHasMoved() async throws {
+        try await onOwnThread {
+            let victim: GatewayID = "gw-front-2"
+            let (alerts, _) = try Self.alerts(change: { venue in
+                let index = venue.gateways.firstIndex { $0.id == victim }!
+                venue.gateways[index].position = Point(
+                    venue.gateways[index].position.x + 15, venue.gateways[index].position.y + 8)
+            })
+            #expect(alerts.map(\.alert.gateway) == [victim])
+            #expect(alerts.first?.alert.code == "gateway-moved")
+            print(alerts.first?.alert.reason ?? "no alert")
+        }
     }
 
-    @Test func steadyLinksRaiseNothing() throws {
-        let (alerts, _) = try Self.alerts()
-        #expect(alerts.isEmpty)
+    @Test func steadyLinksRaiseNothing() async throws {
+        try await onOwnThread {
+            let (alerts, _) = try Self.alerts()
+            #expect(alerts.isEmpty)
+        }
     }
 }
 

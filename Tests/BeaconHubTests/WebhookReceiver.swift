@@ -68,9 +68,11 @@ final class WebhookReceiver: Sendable {
             },
             logger: Logger(label: "test.webhook-receiver"))
         task.withLock { $0 = Task { try? await app.run() } }
+        // Looked at once more after the deadline: a starved pool may wake this loop only after the server started.
         let deadline = ContinuousClock.now.advanced(by: .seconds(30))
-        while ContinuousClock.now < deadline {
+        while true {
             if let port = state.withLock({ $0.port }) { return URL(string: "http://127.0.0.1:\(port)")! }
+            if ContinuousClock.now >= deadline { break }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw ReceiverError(message: "the test receiver did not start listening within 30 s")
