@@ -79,7 +79,8 @@ def museum(harsh):
             "  - { id: visitor, beacon: \"ibeacon:%s:1:1\", carrier: visitor, interval: %s, start: entrance, count: 20 }" % (UUID.lower(), fmt(interval)),
             "  - { id: guide, beacon: \"ibeacon:%s:2:1\", carrier: staff, interval: %s, start: entrance, count: 2 }" % (UUID.lower(), fmt(interval / 2)),
             "  - { id: audio-guide-spare, beacon: \"ibeacon:%s:3:1\", carrier: still, interval: %s, start: cafe }" % (UUID.lower(), fmt(interval)),
-            "  - { id: lost-badge, beacon: \"eddystone-uid:edd1ebeac04e5defa017:0123456789ab\", carrier: still, interval: %s, start: egypt }" % fmt(interval)]
+            "  - { id: lost-badge, beacon: \"eddystone-uid:edd1ebeac04e5defa017:0123456789ab\", carrier: still, interval: %s, start: egypt%s }"
+            % (fmt(interval), "" if harsh else ", battery: { milliVolts: 2950, drainPerHour: 0.5 }")]
     if harsh:
         out += ["radio:", "  p0Spread: 5", "  shadowingSigma: 6", "  noiseSigma: 5", "  deepFadeShare: 0.2",
                 "  fadingSigma: 3", "  packetLoss: 0.3", "  gatewayGainSigma: 3", "  bodyLossDB: 12"]

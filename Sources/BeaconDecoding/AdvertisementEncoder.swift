@@ -1,3 +1,5 @@
+import BeaconModel
+
 /// Builds advertising data for a beacon id (docs/mqtt.md) — the inverse of `BeaconDecoder`, for the simulator and
 /// tests that play real advertisements through the agent's path.
 public enum AdvertisementEncoder {
@@ -31,5 +33,23 @@ public enum AdvertisementEncoder {
         }
     }
 
+    /// Flags plus an unencrypted Eddystone-TLM frame (version 0): battery mV, temperature in 8.8 fixed point (absent:
+    /// 0x8000, "not supported"), advert count, and uptime in 0.1 s steps.
+    public static func telemetryData(_ telemetry: Telemetry) -> [UInt8] {
+        let flags: [UInt8] = [0x02, 0x01, 0x06]
+        let milliVolts = UInt16(clamping: telemetry.batteryMilliVolts ?? 0)
+        let temperature =
+            telemetry.temperatureCelsius.map { UInt16(bitPattern: Int16(clamping: Int(($0 * 256).rounded()))) }
+            ?? 0x8000
+        let count = telemetry.advertisingCount ?? 0
+        let tenths = UInt32(clamping: Int(((telemetry.secondsSinceBoot ?? 0) * 10).rounded()))
+        return flags + [0x03, 0x03, 0xAA, 0xFE, 0x11, 0x16, 0xAA, 0xFE, 0x20, 0x00] + bigEndian(milliVolts)
+            + bigEndian(temperature) + bigEndian(count) + bigEndian(tenths)
+    }
+
     private static func bigEndian(_ value: UInt16) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
+
+    private static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
 }

@@ -388,7 +388,7 @@ public struct HubCore: Sendable {
         flushEvents()
     }
 
-    /// Seconds between two looks for missing tags.
+    /// Seconds between two looks for missing tags; more often when a `missingAfterSeconds` is short (a quarter of it).
     static let missingCheckSeconds = 60.0
 
     /// A tag's Eddystone-TLM frame, for its battery and resets (after the engine took the sighting: it knows the tag).
@@ -403,6 +403,9 @@ public struct HubCore: Sendable {
     /// A tag's health alert (issue 23): the event contract's `alert`, naming the tag; once per episode (TagHealth
     /// says when).
     mutating func tagAlert(_ alert: TagHealth.Alert) {
+        // The retained state says it too (`battery.level`, `missing`): due at once.
+        if published[alert.tag] != nil { published[alert.tag]!.at = -.infinity }
+        pending.insert(alert.tag)
         events.append(
             ZoneEvent(
                 type: .alert, tag: alert.tag, zone: nil, t: alert.t, confidence: 1, reason: alert.reason,
@@ -431,7 +434,7 @@ public struct HubCore: Sendable {
         engine.advance(to: now - holdback, events: &events)
         learnFromLinks(at: now - holdback)
         watchGaps(at: now)
-        if now - missingCheckedAt >= Self.missingCheckSeconds {
+        if now - missingCheckedAt >= min(Self.missingCheckSeconds, health.settings.shortestMissingAfter / 4) {
             missingCheckedAt = now
             let named = engine.directory.named.values.map { (tag: $0, region: engine.region(of: $0)) }
             for alert in health.check(at: now, named: named) { tagAlert(alert) }
@@ -575,8 +578,10 @@ public struct HubCore: Sendable {
                     tagAlert(alert)
                 }
             }
+            var decorated = state
+            health.decorate(&decorated)
             published[tag] = (state.state, state.zone, now)
-            queue(state, to: topics.tagState(tag), retain: true)
+            queue(decorated, to: topics.tagState(tag), retain: true)
             done.append(tag)
         }
         for tag in done { pending.remove(tag) }

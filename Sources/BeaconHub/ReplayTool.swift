@@ -23,6 +23,8 @@ public enum ReplayTool {
         public var gatewayBeacons = 0
         public var linkFit: LinkCalibration.Result?
         public var linkFits = 0
+        /// Tag health alerts raised (`tag-battery-low`, …), by code.
+        public var tagAlerts: [String: Int] = [:]
     }
 
     /// Replays `inputPath` through the configuration's engine, writing one event line per event to `eventsPath`.
@@ -30,7 +32,9 @@ public enum ReplayTool {
         configuration: HubConfiguration, inputPath: String, eventsPath: String,
         progress: ((Double?, Double) -> Void)? = nil
     ) throws -> Summary {
-        try run(engine: configuration.makeEngine(), inputPath: inputPath, eventsPath: eventsPath, progress: progress)
+        try run(
+            engine: configuration.makeEngine(), inputPath: inputPath, eventsPath: eventsPath,
+            tagHealth: configuration.tagHealth.settings, progress: progress)
     }
 
     /// Where a replay writes history: the database, how ids are stored, and whether raw sightings are kept.
@@ -52,11 +56,27 @@ public enum ReplayTool {
     /// Replays `inputPath` through `engine`, writing one event line per event to `eventsPath` and, with `history`,
     /// the zone visits, transitions, events and dwell statistics (and raw sightings if asked) to the database, as the
     /// live hub does — without a batch ledger (recordings carry no acknowledgements).
+    ///
+    /// With `tagHealth`, tags' TLM frames and whereabouts raise the live hub's tag alerts on the recording's clock
+    /// (`tag-battery-low`, `tag-tlm-reset`, `tag-missing`, `tag-found`).
     public static func run(
         engine: ZoneEngine, inputPath: String, eventsPath: String?, history: History? = nil,
-        progress: ((Double?, Double) -> Void)? = nil
+        tagHealth: TagHealth.Settings? = nil, progress: ((Double?, Double) -> Void)? = nil
     ) throws -> Summary {
         var engine = engine
+        var health = tagHealth.map { TagHealth(settings: $0) }
+        var tagAlerts: [String: Int] = [:]
+        // A tag's whereabouts are noted at most every 10 s of scan time (missing is a matter of minutes at least).
+        var noted: [TagID: Double] = [:]
+        var missingCheckedAt = -Double.infinity
+        let named = engine.directory.named.values.map { (tag: $0, region: engine.region(of: $0)) }
+        func alert(_ alert: TagHealth.Alert, into events: inout [ZoneEvent]) {
+            tagAlerts[alert.code, default: 0] += 1
+            events.append(
+                ZoneEvent(
+                    type: .alert, tag: alert.tag, zone: nil, t: alert.t, confidence: 1, reason: alert.reason,
+                    code: alert.code))
+        }
         engine.recordsMoves = history != nil
         let writer = try eventsPath.map { try LineFileWriter(path: $0) }
         let began = ContinuousClock.now
@@ -123,6 +143,25 @@ public enum ReplayTool {
                 return
             }
             engine.ingest(sighting, events: &events)
+            if health != nil, let tag = engine.tag(ofBeacon: sighting.beacon) {
+                if let tlm = sighting.extras?.tlm, tlm.version == 0 {
+                    let reading = TagHealth.Reading(
+                        t: sighting.t, milliVolts: tlm.batteryMilliVolts, temperature: tlm.temperatureCelsius,
+                        advertisingCount: tlm.advertisingCount, uptime: tlm.secondsSinceBoot)
+                    for raised in health!.observe(reading, of: tag) { alert(raised, into: &events) }
+                }
+                if sighting.t - (noted[tag] ?? -.infinity) >= 10 {
+                    noted[tag] = sighting.t
+                    let found = health!.seen(
+                        tag, region: engine.region(of: tag), zone: engine.reportedState(tag)?.zone,
+                        gateway: sighting.gateway, at: sighting.t)
+                    for raised in found { alert(raised, into: &events) }
+                }
+            }
+            if health != nil, sighting.t - missingCheckedAt >= min(60, health!.settings.shortestMissingAfter / 4) {
+                missingCheckedAt = sighting.t
+                for raised in health!.check(at: sighting.t, named: named) { alert(raised, into: &events) }
+            }
             if let history, history.rawSightings {
                 journal.sightings.append(
                     HubJournal.Sighting(
@@ -141,7 +180,7 @@ public enum ReplayTool {
             input: input, counters: engine.counters, events: written,
             wallSeconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, storedRows: storedRows,
             commits: commits, from: first, to: last, gatewayBeacons: gatewayBeacons, linkFit: links.fit,
-            linkFits: linkFits)
+            linkFits: linkFits, tagAlerts: tagAlerts)
     }
 }
 
@@ -181,6 +220,12 @@ extension ReplayTool {
                     + "\(String(format: "%.2f", fit.pathLossExponent.value)), gains (dB) \(gains.joined(separator: ", "))"
             }
             lines.append(line)
+        }
+        if !summary.tagAlerts.isEmpty {
+            lines.append(
+                "  tag alerts: "
+                    + summary.tagAlerts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+                        separator: ", "))
         }
         if summary.commits > 0 {
             lines.append("  history: \(summary.storedRows) rows in \(summary.commits) commits")

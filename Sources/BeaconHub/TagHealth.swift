@@ -18,6 +18,9 @@ public struct TagHealth: Sendable {
 
         public init() {}
 
+        /// The shortest time after which any tag is missing.
+        public var shortestMissingAfter: Double { missingAfterByRegion.values.reduce(missingAfterSeconds, min) }
+
         func missingAfter(region: String?) -> Double {
             region.flatMap { missingAfterByRegion[$0] } ?? missingAfterSeconds
         }
@@ -43,16 +46,8 @@ public struct TagHealth: Sendable {
         }
     }
 
-    /// A tag's battery as the API shows it.
-    public struct Battery: Sendable, Hashable {
-        public enum Level: String, Sendable, Hashable, Codable { case low, ok }
-        public var milliVolts: Int
-        public var level: Level
-        /// When it was read.
-        public var t: Double
-        /// mV per week from the hourly readings (negative: draining); nil before a day of readings.
-        public var trendPerWeek: Double?
-    }
+    /// A tag's battery as its retained state and the API show it.
+    public typealias Battery = TagState.Battery
 
     public struct Alert: Sendable, Hashable {
         public var code: String
@@ -87,20 +82,21 @@ public struct TagHealth: Sendable {
         self.settings = settings
     }
 
-    /// The tag was heard (any frame): a missing tag is found.
+    /// The tag was last heard at `t` (any frame): a missing tag heard after it went missing is found. The same `t` again
+    /// (its state published once more) finds nothing.
     public mutating func seen(
         _ tag: TagID, region: String?, zone: ZoneID?, gateway: GatewayID?, at t: Double
     ) -> [Alert] {
         var record = records[tag] ?? Record()
         record.region = region ?? record.region
         var alerts: [Alert] = []
-        if record.missing {
+        if record.missing, record.lastSeen.map({ t > $0 }) ?? true {
             record.missing = false
             let away = record.lastSeen.map { " after \(Self.duration(t - $0)) unheard" } ?? ""
             alerts.append(
                 Alert(
                     code: "tag-found", tag: tag, t: t,
-                    reason: "\(tag) is heard again\(away)" + (gateway.map { " by \($0)" } ?? "")))
+                    reason: "\(tag) is heard again" + (gateway.map { " by \($0)" } ?? "") + away))
         }
         if (record.lastSeen ?? -.infinity) <= t {
             record.lastSeen = t
@@ -202,6 +198,21 @@ public struct TagHealth: Sendable {
     }
 
     public func isMissing(_ tag: TagID) -> Bool { records[tag]?.missing ?? false }
+
+    /// Adds what is known of the tag's health to its retained state: where it was last heard, its battery and last TLM
+    /// frame, and `missing` while it is.
+    public func decorate(_ state: inout TagState) {
+        guard let record = records[state.tag] else { return }
+        state.lastSeenZone = record.lastSeen == nil ? nil : record.lastZone
+        state.lastSeenGateway = record.lastSeen == nil ? nil : record.lastGateway
+        state.battery = battery(of: state.tag)
+        state.telemetry = record.last.map {
+            TagState.TagTelemetry(
+                t: $0.t, temperatureCelsius: $0.temperature, advertisingCount: $0.advertisingCount,
+                secondsSinceBoot: $0.uptime)
+        }
+        state.missing = record.missing ? true : nil
+    }
 
     /// mV per week: the least-squares slope of the hourly readings since the battery last rose by more than 100 mV (a
     /// new cell starts a new line); nil with less than a day of them.

@@ -7,9 +7,12 @@ public struct SightingLine: Sendable, Hashable, Codable {
     public var rssi: Int
     public var txPower: Int?
     public var kind: AdvertisementKind?
+    /// As a sighting's `extras`: an Eddystone-TLM frame's telemetry (`kind` `eddystone-tlm`), an expanded URL.
+    public var extras: SightingExtras?
 
     public init(
-        t: Double, gateway: GatewayID, beacon: String, rssi: Int, txPower: Int? = nil, kind: AdvertisementKind? = nil
+        t: Double, gateway: GatewayID, beacon: String, rssi: Int, txPower: Int? = nil, kind: AdvertisementKind? = nil,
+        extras: SightingExtras? = nil
     ) {
         self.t = t
         self.gateway = gateway
@@ -17,12 +20,13 @@ public struct SightingLine: Sendable, Hashable, Codable {
         self.rssi = rssi
         self.txPower = txPower
         self.kind = kind
+        self.extras = extras
     }
 
     /// The line for one sighting of a batch.
     public init(_ sighting: Sighting, gateway: GatewayID) {
         self.init(
             t: sighting.t, gateway: gateway, beacon: sighting.beacon, rssi: sighting.rssi,
-            txPower: sighting.txPower, kind: sighting.kind)
+            txPower: sighting.txPower, kind: sighting.kind, extras: sighting.extras)
     }
 }

@@ -7,7 +7,21 @@ extension TagState {
     public func fastEncoded() -> [UInt8]? {
         var out = JSONOutput()
         out.bytes.reserveCapacity(192 + gateways.count * 110)
-        out.raw("{\"beacon\":")
+        out.raw("{")
+        if let battery {
+            out.raw("\"battery\":{\"level\":")
+            out.string(battery.level.rawValue)
+            out.raw(",\"milliVolts\":")
+            out.raw(String(battery.milliVolts))
+            out.raw(",\"t\":")
+            guard out.number(battery.t) else { return nil }
+            if let trend = battery.trendPerWeek {
+                out.raw(",\"trendPerWeek\":")
+                guard out.number(trend) else { return nil }
+            }
+            out.raw("},")
+        }
+        out.raw("\"beacon\":")
         out.string(beacon)
         out.raw(",\"confidence\":")
         guard out.number(confidence) else { return nil }
@@ -35,6 +49,17 @@ extension TagState {
             out.raw(",\"lastSeen\":")
             guard out.number(lastSeen) else { return nil }
         }
+        if let lastSeenGateway {
+            out.raw(",\"lastSeenGateway\":")
+            out.string(lastSeenGateway.rawValue)
+        }
+        if let lastSeenZone {
+            out.raw(",\"lastSeenZone\":")
+            out.string(lastSeenZone.rawValue)
+        }
+        if let missing {
+            out.raw(missing ? ",\"missing\":true" : ",\"missing\":false")
+        }
         if let position {
             out.raw(",\"position\":{\"radius\":")
             guard out.number(position.radius) else { return nil }
@@ -50,6 +75,29 @@ extension TagState {
         out.string(state.rawValue)
         out.raw(",\"tag\":")
         out.string(tag.rawValue)
+        if let telemetry {
+            out.raw(",\"telemetry\":{")
+            var first = true
+            func key(_ name: String) {
+                out.raw(first ? "\"\(name)\":" : ",\"\(name)\":")
+                first = false
+            }
+            if let count = telemetry.advertisingCount {
+                key("advertisingCount")
+                out.raw(String(count))
+            }
+            if let uptime = telemetry.secondsSinceBoot {
+                key("secondsSinceBoot")
+                guard out.number(uptime) else { return nil }
+            }
+            key("t")
+            guard out.number(telemetry.t) else { return nil }
+            if let temperature = telemetry.temperatureCelsius {
+                key("temperatureCelsius")
+                guard out.number(temperature) else { return nil }
+            }
+            out.raw("}")
+        }
         out.raw(",\"version\":")
         out.raw(String(version))
         out.raw(",\"zone\":")

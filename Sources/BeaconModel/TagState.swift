@@ -49,6 +49,44 @@ public struct TagState: Sendable, Hashable, Codable {
         }
     }
 
+    /// The tag's battery, from its Eddystone-TLM frames (iBeacon and AltBeacon send none).
+    public struct Battery: Sendable, Hashable, Codable {
+        public enum Level: String, Sendable, Hashable, Codable, CaseIterable {
+            /// Below hub.yaml's `tagHealth.batteryLowMilliVolts` (and not yet back to `batteryRecoveredMilliVolts`).
+            case low
+            case ok
+        }
+
+        public var milliVolts: Int
+        public var level: Level
+        /// When the reading was taken (the sighting's time).
+        public var t: Double
+        /// mV per week, negative while it drains; absent until a day of hourly readings since the last new cell.
+        public var trendPerWeek: Double?
+
+        public init(milliVolts: Int, level: Level, t: Double, trendPerWeek: Double? = nil) {
+            self.milliVolts = milliVolts
+            self.level = level
+            self.t = t
+            self.trendPerWeek = trendPerWeek
+        }
+    }
+
+    /// The rest of the tag's last Eddystone-TLM frame.
+    public struct TagTelemetry: Sendable, Hashable, Codable {
+        public var t: Double
+        public var temperatureCelsius: Double?
+        public var advertisingCount: UInt32?
+        public var secondsSinceBoot: Double?
+
+        public init(t: Double, temperatureCelsius: Double?, advertisingCount: UInt32?, secondsSinceBoot: Double?) {
+            self.t = t
+            self.temperatureCelsius = temperatureCelsius
+            self.advertisingCount = advertisingCount
+            self.secondsSinceBoot = secondsSinceBoot
+        }
+    }
+
     public var version: Int
     public var tag: TagID
     public var beacon: String
@@ -60,6 +98,16 @@ public struct TagState: Sendable, Hashable, Codable {
     public var gateways: [GatewayReading]
     /// The estimated position, while `inside` or `unknown` under `method: position`; absent otherwise.
     public var position: Position?
+    /// The zone the tag was in when last heard (`null` zone: heard outside every zone); absent when not known.
+    public var lastSeenZone: ZoneID?
+    /// The gateway that heard it loudest when last heard.
+    public var lastSeenGateway: GatewayID?
+    /// Its battery, once it sent a TLM frame with one.
+    public var battery: Battery?
+    /// Its last TLM frame's other fields.
+    public var telemetry: TagTelemetry?
+    /// `true` while the tag is missing (not heard for hub.yaml's `tagHealth.missingAfterSeconds`); absent otherwise.
+    public var missing: Bool?
 
     public init(
         tag: TagID, beacon: String, state: State, zone: ZoneID?, since: Double, confidence: Double,
@@ -79,6 +127,7 @@ public struct TagState: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case version, tag, beacon, state, zone, since, confidence, lastSeen, gateways, position
+        case lastSeenZone, lastSeenGateway, battery, telemetry, missing
     }
 
     /// Writes `zone` as an explicit `null` while `outside`: the contract lists it on every state (docs/mqtt.md).
@@ -94,6 +143,11 @@ public struct TagState: Sendable, Hashable, Codable {
         try container.encodeIfPresent(lastSeen, forKey: .lastSeen)
         try container.encode(gateways, forKey: .gateways)
         try container.encodeIfPresent(position, forKey: .position)
+        try container.encodeIfPresent(lastSeenZone, forKey: .lastSeenZone)
+        try container.encodeIfPresent(lastSeenGateway, forKey: .lastSeenGateway)
+        try container.encodeIfPresent(battery, forKey: .battery)
+        try container.encodeIfPresent(telemetry, forKey: .telemetry)
+        try container.encodeIfPresent(missing, forKey: .missing)
     }
 }
 

@@ -231,9 +231,80 @@ public struct Venue: Sendable, Hashable, Decodable {
         public var start: ZoneID?
         /// Copies: `count: 50` makes tags `<id>-001` … `<id>-050` with consecutive minors.
         public var count: Int
+        /// Simulator: the tag's battery and its Eddystone-TLM frames; Eddystone tags only (iBeacon and AltBeacon
+        /// carry no telemetry). Absent: no TLM frames.
+        public var battery: Battery?
+
+        /// A simulated tag's battery: it drains at a steady rate, the tag falls silent once it is flat, and it may be
+        /// given a new cell (its TLM counters start again) partway through.
+        public struct Battery: Sendable, Hashable, Decodable {
+            /// At the start of the run (and after a replacement).
+            public var milliVolts: Int
+            /// Lost per hour of simulated time.
+            public var drainPerHour: Double
+            /// Below this the tag stops advertising.
+            public var deadBelowMilliVolts: Int
+            /// Seconds after the run's start when the battery is replaced; never when absent.
+            public var replacedAfterSeconds: Double?
+            /// Every n-th advertisement is a TLM frame (the rest the tag's identity), as Eddystone tags interleave
+            /// them.
+            public var tlmEvery: Int
+
+            enum CodingKeys: String, CodingKey, CaseIterable {
+                case milliVolts, drainPerHour, deadBelowMilliVolts, replacedAfterSeconds, tlmEvery
+            }
+
+            public init(
+                milliVolts: Int = 3000, drainPerHour: Double = 0, deadBelowMilliVolts: Int = 2000,
+                replacedAfterSeconds: Double? = nil, tlmEvery: Int = 10
+            ) {
+                self.milliVolts = milliVolts
+                self.drainPerHour = drainPerHour
+                self.deadBelowMilliVolts = deadBelowMilliVolts
+                self.replacedAfterSeconds = replacedAfterSeconds
+                self.tlmEvery = tlmEvery
+            }
+
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.init(
+                    milliVolts: try container.decodeIfPresent(Int.self, forKey: .milliVolts) ?? 3000,
+                    drainPerHour: try container.decodeIfPresent(Double.self, forKey: .drainPerHour) ?? 0,
+                    deadBelowMilliVolts: try container.decodeIfPresent(Int.self, forKey: .deadBelowMilliVolts) ?? 2000,
+                    replacedAfterSeconds: try container.decodeIfPresent(Double.self, forKey: .replacedAfterSeconds),
+                    tlmEvery: try container.decodeIfPresent(Int.self, forKey: .tlmEvery) ?? 10)
+                guard (1000...5000).contains(milliVolts) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .milliVolts, in: container, debugDescription: "expected millivolts in 1000...5000")
+                }
+                guard drainPerHour >= 0, drainPerHour.isFinite else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .drainPerHour, in: container, debugDescription: "expected millivolts ≥ 0")
+                }
+                guard (0...5000).contains(deadBelowMilliVolts) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .deadBelowMilliVolts, in: container,
+                        debugDescription: "expected millivolts in 0...5000")
+                }
+                guard replacedAfterSeconds.map({ $0 >= 0 && $0.isFinite }) ?? true else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .replacedAfterSeconds, in: container, debugDescription: "expected seconds ≥ 0")
+                }
+                guard (1...1000).contains(tlmEvery) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .tlmEvery, in: container, debugDescription: "expected 1...1000")
+                }
+            }
+
+            /// The cell's voltage `elapsed` seconds after the run's start, and the seconds since it was put in.
+            public func state(elapsed: Double) -> (milliVolts: Double, sinceInserted: Double) {
+                let since = replacedAfterSeconds.map { elapsed >= $0 ? elapsed - $0 : elapsed } ?? elapsed
+                return (Double(milliVolts) - drainPerHour * since / 3600, since)
+            }
+        }
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case id, beacon, carrier, interval, txPower, advertisesPower, start, count
+            case id, beacon, carrier, interval, txPower, advertisesPower, start, count, battery
         }
 
         public init(from decoder: any Decoder) throws {
@@ -246,6 +317,13 @@ public struct Venue: Sendable, Hashable, Decodable {
             advertisesPower = try container.decodeIfPresent(Bool.self, forKey: .advertisesPower) ?? true
             start = try container.decodeIfPresent(ZoneID.self, forKey: .start)
             count = try container.decodeIfPresent(Int.self, forKey: .count) ?? 1
+            battery = try container.decodeIfPresent(Battery.self, forKey: .battery)
+            if battery != nil, !beacon.hasPrefix("eddystone-") {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .battery, in: container,
+                    debugDescription:
+                        "only Eddystone tags send telemetry (TLM frames); \(beacon) cannot report a battery")
+            }
             guard (0.02...60).contains(interval) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .interval, in: container, debugDescription: "expected seconds in 0.02...60")

@@ -14,6 +14,8 @@ public struct SimulatedTag: Sendable, Hashable {
     public var start: ZoneID
     /// Whether its sightings carry `txPower` (`advertisesPower` of its entry).
     public var advertisesPower = true
+    /// Its battery and TLM frames (`battery` of its entry).
+    public var battery: Venue.Tag.Battery?
 
     /// Expands the venue's tag entries (`Venue.Tag.expanded`), drawing each tag's true power around its txPower.
     public static func expand(_ venue: Venue, using rng: inout SeededGenerator) -> [SimulatedTag] {
@@ -27,7 +29,7 @@ public struct SimulatedTag: Sendable, Hashable {
                     SimulatedTag(
                         id: named.id, beacon: named.beacon, kind: named.kind, p0: p0, txPower: entry.txPower ?? -59,
                         interval: entry.interval, carrier: entry.carrier, start: entry.start ?? venue.zones[0].id,
-                        advertisesPower: entry.advertisesPower))
+                        advertisesPower: entry.advertisesPower, battery: entry.battery))
             }
         }
         return tags

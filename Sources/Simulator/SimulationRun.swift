@@ -141,6 +141,9 @@ public enum SimulationRun {
             ",\"gateway\":\"\(sighting.gateway.rawValue)\",\"beacon\":\"\(sighting.beacon)\",\"rssi\":\(sighting.rssi)"
         if let txPower = sighting.txPower { text += ",\"txPower\":\(txPower)" }
         if let kind = sighting.kind { text += ",\"kind\":\"\(kind.rawValue)\"" }
+        if let extras = sighting.extras, let json = try? ContractCoding.encode(extras) {
+            text += ",\"extras\":" + String(decoding: json, as: UTF8.self)
+        }
         return text + "}"
     }
 }

@@ -24,6 +24,10 @@ public struct VenueSimulation: Sendable {
     /// Per tag: the zone it is in and since when (for the truth intervals).
     var current: [(zone: ZoneID?, since: Double)]
     public private(set) var time: Double
+    /// When the run began: tags' batteries drain from here.
+    let start: Double
+    /// Per tag with a battery: its advertisements since its cell was put in, and whether that cell is the replacement.
+    var advertisements: [(count: UInt32, replaced: Bool)]
     let gatewayIDs: [GatewayID]
     let gatewayPositions: [Point]
 
@@ -57,6 +61,8 @@ public struct VenueSimulation: Sendable {
         }
         current = walkers.map { ($0.zone, start) }
         time = start
+        self.start = start
+        advertisements = tags.map { _ in (0, false) }
         self.rng = rng
     }
 
@@ -91,6 +97,21 @@ public struct VenueSimulation: Sendable {
             let walker = walkers[index]
             let dt = earliest - lastAdvertisement[index]
             lastAdvertisement[index] = earliest
+            // A flat battery silences the tag (it still moves, and its radio draws stay in step); every n-th
+            // advertisement of a tag with a battery is a TLM frame.
+            var kind = tag.kind
+            var extras: SightingExtras?
+            if let battery = tag.battery {
+                let (telemetry, flat) = self.telemetry(of: index, battery: battery, at: earliest)
+                if flat {
+                    nextAdvertisement[index] = earliest + tag.interval + Double.random(in: 0...jitter, using: &rng)
+                    continue
+                }
+                if let telemetry {
+                    kind = .eddystoneTLM
+                    extras = SightingExtras(tlm: telemetry)
+                }
+            }
             // Gateways in the venue's order: the sightings of one advertisement come one after another, in that
             // order (PositionOracle relies on it).
             for (g, gateway) in gatewayIDs.enumerated() {
@@ -106,11 +127,32 @@ public struct VenueSimulation: Sendable {
                     SightingLine(
                         t: impairments.stamp(gateway: g, at: earliest), gateway: gateway, beacon: tag.beacon,
                         rssi: rssi,
-                        txPower: tag.advertisesPower ? tag.txPower : nil, kind: tag.kind))
+                        txPower: tag.advertisesPower ? tag.txPower : nil, kind: kind, extras: extras))
             }
             nextAdvertisement[index] = earliest + tag.interval + Double.random(in: 0...jitter, using: &rng)
         }
         time = max(time, end)
+    }
+
+    /// Counts tag `index`'s advertisement at `t`: the TLM frame it is, if it is one (the cell's voltage, the advert
+    /// count and the seconds since the cell went in, as an Eddystone tag reports them), and whether the cell is flat.
+    mutating func telemetry(of index: Int, battery: Venue.Tag.Battery, at t: Double) -> (Telemetry?, flat: Bool) {
+        let elapsed = t - start
+        if let replaced = battery.replacedAfterSeconds, elapsed >= replaced, !advertisements[index].replaced {
+            advertisements[index] = (0, true)
+        }
+        let (milliVolts, sinceInserted) = battery.state(elapsed: elapsed)
+        guard milliVolts >= Double(battery.deadBelowMilliVolts) else { return (nil, true) }
+        advertisements[index].count &+= 1
+        guard advertisements[index].count % UInt32(battery.tlmEvery) == 0 else { return (nil, false) }
+        // A day's swing of two degrees around 21 °C, in the frame's 1/256 °C steps.
+        let temperature = ((21 + 2 * sin(2 * Double.pi * t / 86_400)) * 256).rounded() / 256
+        return (
+            Telemetry(
+                version: 0, batteryMilliVolts: Int(milliVolts.rounded()), temperatureCelsius: temperature,
+                advertisingCount: advertisements[index].count, secondsSinceBoot: (sinceInserted * 10).rounded() / 10),
+            false
+        )
     }
 
     /// Moves every walker to `end` and closes every open truth interval there.

@@ -84,9 +84,11 @@ public final class SimulationDriver: Service, Sendable {
                 simulation.advance(
                     until: start + elapsed,
                     sighting: { line in
-                        guard let data = advertisements[line.beacon] ?? nil, let address = addresses[line.beacon] else {
+                        guard var data = advertisements[line.beacon] ?? nil, let address = addresses[line.beacon] else {
                             return
                         }
+                        // A TLM frame, from the same address as the tag's identity (the agent joins them so).
+                        if let telemetry = line.extras?.tlm { data = AdvertisementEncoder.telemetryData(telemetry) }
                         let report = AdvertisingReport(
                             eventType: 3, extended: false, addressType: 1, address: address, rssi: line.rssi,
                             txPower: nil, data: data)

@@ -204,8 +204,10 @@ struct BeaconHubCommand: AsyncParsableCommand {
             let terminal = isatty(STDERR_FILENO) == 1
             let summary: ReplayTool.Summary
             do {
-                summary = try ReplayTool.run(engine: engine, inputPath: input, eventsPath: events, history: history) {
-                    share, t in
+                summary = try ReplayTool.run(
+                    engine: engine, inputPath: input, eventsPath: events, history: history,
+                    tagHealth: configuration.tagHealth.settings
+                ) { share, t in
                     guard terminal else { return }
                     FileHandle.standardError.write(Data(ReplayTool.progressLine(share: share, t: t).utf8))
                 }

@@ -1,4 +1,5 @@
 import BeaconDecoding
+import BeaconModel
 import Testing
 
 @Suite struct AdvertisementEncoderTests {
@@ -13,6 +14,25 @@ import Testing
         #expect(frames.count == 1)
         #expect(frames.first?.beaconID == id)
         #expect(frames.first?.txPowerAt1m == -61)
+    }
+
+    /// The simulator's TLM frames: what the decoder reads back is what went in (temperature to 1/256 °C, uptime to
+    /// 0.1 s), and an absent temperature is the frame's "not supported".
+    @Test func telemetryFramesDecodeToTheSameTelemetry() throws {
+        let sent = Telemetry(
+            version: 0, batteryMilliVolts: 2712, temperatureCelsius: -3.5, advertisingCount: 4_000_000_001,
+            secondsSinceBoot: 86_399.9)
+        let frames = try BeaconDecoder.decode(AdvertisementEncoder.telemetryData(sent)).frames
+        guard case .eddystoneTLM(let frame) = try #require(frames.first) else {
+            Issue.record("not a TLM frame: \(frames)")
+            return
+        }
+        #expect(frame.telemetry == sent)
+        var cold = sent
+        cold.temperatureCelsius = nil
+        let again = try BeaconDecoder.decode(AdvertisementEncoder.telemetryData(cold)).frames
+        guard case .eddystoneTLM(let second) = try #require(again.first) else { return }
+        #expect(second.telemetry.temperatureCelsius == nil && second.telemetry.batteryMilliVolts == 2712)
     }
 
     @Test(arguments: [

@@ -24,14 +24,25 @@ import Testing
         var core = try HubCoreTests.core(inference: "tagHealth: { batteryLowMilliVolts: 2500 }")
         let t0 = HubCoreTests.t0
         var events: [ZoneEvent] = []
+        var states: [TagState] = []
         for (index, milliVolts) in [2700, 2600, 2480, 2470, 2460].enumerated() {
             let t = t0 + Double(index) * 10
             core.apply(
                 Self.tlmBatch(seq: UInt64(index + 1), at: t, milliVolts: milliVolts, count: 1000 + UInt32(index)), at: t
             )
             core.tick(at: t + 1, connected: true)
-            events += HubCoreTests.events(core.takeOutgoing())
+            let out = core.takeOutgoing()
+            events += HubCoreTests.events(out)
+            states += HubCoreTests.tagStates(out)
         }
+        // The retained state carries the battery: ok at first, low from the reading that crossed (published at once,
+        // though the tag's zone did not change), with the rest of the TLM frame and where it was heard.
+        #expect(states.first?.battery == TagState.Battery(milliVolts: 2700, level: .ok, t: t0))
+        #expect(
+            states.first?.telemetry?.advertisingCount == 1000 && states.first?.telemetry?.temperatureCelsius == 21.5)
+        #expect(states.first?.lastSeenGateway == "gw-a" && states.first?.missing == nil)
+        let crossed = try #require(states.first { $0.battery?.milliVolts == 2480 }, "\(states.map(\.battery))")
+        #expect(crossed.battery?.level == .low && crossed.battery?.t == t0 + 20)
         let low = events.filter { $0.code == "tag-battery-low" }
         #expect(low.count == 1 && low.first?.tag == "tag-1" && low.first?.type == .alert, "\(events)")
         #expect(low.first?.reason.contains("2480 mV, below 2500 mV") == true, "\(low)")
@@ -59,16 +70,25 @@ import Testing
         #expect(core.health.lastSeen(of: "tag-1")?.zone == "a")
         var events: [ZoneEvent] = []
         // Every 30 s for 5 minutes, nothing heard (the gateways' heartbeats keep them online).
+        var outgoingSoFar: [HubCore.Outgoing] = []
         for step in 1...10 {
             let t = t0 + 20 + Double(step) * 30
             core.apply(.gatewayStatus(Self.status("gw-a", at: t)), at: t)
             core.apply(.gatewayStatus(Self.status("gw-b", at: t)), at: t)
             core.tick(at: t, connected: true)
-            events += HubCoreTests.events(core.takeOutgoing())
+            let out = core.takeOutgoing()
+            outgoingSoFar += out
+            events += HubCoreTests.events(out)
         }
         let missing = events.filter { $0.code == "tag-missing" }
         #expect(missing.count == 1 && missing.first?.tag == "tag-1", "\(events.map { $0.code ?? $0.type.rawValue })")
         #expect(missing.first?.reason.contains("last in a, by gw-a") == true, "\(missing)")
+        // Its retained state says so, and where it was last (published again without being heard: not found).
+        let said = HubCoreTests.tagStates(outgoingSoFar).last
+        #expect(
+            said?.missing == true && said?.lastSeenZone == "a" && said?.lastSeenGateway == "gw-a",
+            "\(String(describing: said))")
+        #expect(!events.contains { $0.code == "tag-found" })
         // Heard again: found, once.
         let back = t0 + 400
         core.apply(HubCoreTests.batch(seq: 21, at: back), at: back)

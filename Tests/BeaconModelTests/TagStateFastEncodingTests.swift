@@ -46,7 +46,7 @@ import Testing
                 lastSeen: RandomBatch.double(using: &random))
         }
         let state = random.pick(TagState.State.allCases)
-        return TagState(
+        var tagState = TagState(
             tag: TagID(rawValue: id(using: &random))!, beacon: RandomBatch.text(using: &random), state: state,
             zone: random.chance(0.6) ? ZoneID(rawValue: id(using: &random))! : nil,
             since: RandomBatch.double(using: &random),
@@ -58,5 +58,25 @@ import Testing
                     x: RandomBatch.double(using: &random), y: RandomBatch.double(using: &random),
                     radius: RandomBatch.double(using: &random))
                 : nil)
+        // Tag health (issue 23).
+        if random.chance(0.5) {
+            tagState.lastSeenZone = ZoneID(rawValue: id(using: &random))!
+            tagState.lastSeenGateway = random.chance(0.8) ? GatewayID(rawValue: id(using: &random))! : nil
+        }
+        if random.chance(0.5) {
+            tagState.battery = TagState.Battery(
+                milliVolts: RandomBatch.int(using: &random), level: random.pick(TagState.Battery.Level.allCases),
+                t: RandomBatch.double(using: &random),
+                trendPerWeek: random.chance(0.5) ? RandomBatch.double(using: &random) : nil)
+        }
+        if random.chance(0.5) {
+            tagState.telemetry = TagState.TagTelemetry(
+                t: RandomBatch.double(using: &random),
+                temperatureCelsius: random.chance(0.7) ? RandomBatch.double(using: &random) : nil,
+                advertisingCount: random.chance(0.7) ? UInt32.random(in: 0...UInt32.max, using: &random) : nil,
+                secondsSinceBoot: random.chance(0.7) ? RandomBatch.double(using: &random) : nil)
+        }
+        if random.chance(0.3) { tagState.missing = random.chance(0.5) }
+        return tagState
     }
 }

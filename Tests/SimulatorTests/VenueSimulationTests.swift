@@ -18,6 +18,64 @@ import Testing
         return (sightings, truth)
     }
 
+    /// Issue 23: a tag with a battery sends every n-th advertisement as a TLM frame with the draining cell's voltage,
+    /// falls silent once it is flat, and after its cell is replaced starts its counters again.
+    @Test func aTagsBatteryDrainsFallsSilentAndIsReplaced() throws {
+        let museum = try String(
+            contentsOf: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml"), encoding: .utf8)
+        let yaml = museum.replacingOccurrences(
+            of: "battery: { milliVolts: 2950, drainPerHour: 0.5 }",
+            with: "battery: { milliVolts: 2650, drainPerHour: 3600, deadBelowMilliVolts: 2500, "
+                + "replacedAfterSeconds: 300, tlmEvery: 5 }")
+        #expect(yaml != museum)
+        let venue = try VenueLoader.decode(yaml, file: "venue.yaml")
+        let (sightings, _) = simulate(venue, seconds: 400)
+        let badge = sightings.filter { $0.beacon == "eddystone-uid:edd1ebeac04e5defa017:0123456789ab" }
+        let frames = badge.filter { $0.kind == .eddystoneTLM }
+        // One advertisement in five, of those heard.
+        let share = Double(frames.count) / Double(badge.count)
+        #expect(share > 0.1 && share < 0.3, "\(frames.count) of \(badge.count)")
+        let telemetry = frames.compactMap { line in line.extras?.tlm.map { (t: line.t - 1_000, tlm: $0) } }
+        #expect(telemetry.count == frames.count)
+        // Draining 1 mV a second from 2650 until 2500 (150 s), then nothing until the new cell at 300 s.
+        #expect(badge.allSatisfy { $0.t - 1_000 < 151 || $0.t - 1_000 >= 300 }, "heard while flat")
+        let first = try #require(telemetry.first)
+        #expect(abs(Double(first.tlm.batteryMilliVolts ?? 0) - (2650 - first.t)) <= 1)
+        #expect(first.tlm.temperatureCelsius != nil && first.tlm.version == 0)
+        let before = telemetry.filter { $0.t < 300 }
+        let after = telemetry.filter { $0.t >= 300 }
+        #expect(!before.isEmpty && !after.isEmpty)
+        #expect(
+            zip(before, before.dropFirst()).allSatisfy { a, b in
+                (a.tlm.advertisingCount ?? 0) <= (b.tlm.advertisingCount ?? 0)
+                    && (a.tlm.batteryMilliVolts ?? 0) >= (b.tlm.batteryMilliVolts ?? 0)
+            })
+        // The new cell: counts and uptime start again, the voltage is back up.
+        let fresh = try #require(after.first)
+        #expect((fresh.tlm.advertisingCount ?? .max) < (before.last?.tlm.advertisingCount ?? 0))
+        #expect((fresh.tlm.secondsSinceBoot ?? .infinity) < 100)
+        #expect((fresh.tlm.batteryMilliVolts ?? 0) > 2550)
+        // Each frame is written to sightings.jsonl with its telemetry, and read back the same.
+        let line = SimulationRun.line(for: frames[0])
+        let read = try ContractCoding.decodeLine(SightingLine.self, from: line)
+        #expect(
+            read.extras == frames[0].extras && read.kind == .eddystoneTLM && read.beacon == frames[0].beacon, "\(line)")
+    }
+
+    @Test func aBatteryOnATagWithoutTelemetryIsRefused() {
+        let yaml = """
+            site: s
+            zones: [{ id: a, rect: { x: 0, y: 0, width: 5, height: 5 } }]
+            gateways: [{ id: gw-a, zone: a, position: [1, 1] }]
+            tags: [{ id: t, beacon: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1", battery: { milliVolts: 3000 } }]
+            """
+        #expect {
+            try VenueLoader.decode(yaml, file: "venue.yaml")
+        } throws: { error in
+            "\(error)".contains("only Eddystone tags send telemetry")
+        }
+    }
+
     @Test func truthIntervalsTileEveryTagsTime() throws {
         let venue = try Self.museum()
         let (_, truth) = simulate(venue, seconds: 3_600)
@@ -191,7 +249,14 @@ import Testing
     /// gave before the radio had two slopes, antennas, interference, clocks and silent tags (computed then, from
     /// `beacon-sim run` of that version), which a venue without those keys must still give.
     @Test func aHandMadeVenueGivesTheSightingsItAlwaysGave() throws {
-        var simulation = VenueSimulation(venue: try Self.museum(), seed: 1, start: 1_763_812_800)
+        // The shipped museum's lost badge has since been given a battery (TLM frames): without it, as it was.
+        let museum = try String(
+            contentsOf: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml"), encoding: .utf8)
+        let venue = try VenueLoader.decode(
+            museum.replacingOccurrences(of: ", battery: { milliVolts: 2950, drainPerHour: 0.5 }", with: ""),
+            file: "museum.yaml")
+        #expect(venue.tags.allSatisfy { $0.battery == nil })
+        var simulation = VenueSimulation(venue: venue, seed: 1, start: 1_763_812_800)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         var count = 0
         simulation.run(
