@@ -18,6 +18,9 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Every tag to announce, in the order first known: the venue's and hub.yaml's, then those first seen published.
     var tags: [TagID] = []
     var known: Set<TagID> = []
+    /// Tags whose state carried a battery (Eddystone-TLM), in the order first seen: each gets a battery sensor.
+    var batteryTags: [TagID] = []
+    var withBattery: Set<TagID> = []
     /// Set by `announceAll()`: from then on, a tag seen for the first time is announced at once.
     var announcing = false
     let tagStatePrefix: String
@@ -53,7 +56,8 @@ public struct HomeAssistantDiscovery: Sendable {
     public mutating func announceAll() -> [HubCore.Outgoing] {
         guard settings.enabled else { return [] }
         announcing = true
-        return zones.map { zoneConfig($0) } + (settings.tagSensors ? tags.map { tagConfig($0) } : [])
+        return zones.map { zoneConfig($0) }
+            + (settings.tagSensors ? tags.map { tagConfig($0) } + batteryTags.map { batteryConfig($0) } : [])
     }
 
     /// The configs of tags whose state appears in `messages` for the first time; to be published before them.
@@ -62,8 +66,14 @@ public struct HomeAssistantDiscovery: Sendable {
         guard settings.enabled, settings.tagSensors else { return [] }
         var configs: [HubCore.Outgoing] = []
         for message in messages {
-            guard let tag = tag(stateTopic: message.topic), !message.payload.isEmpty, remember(tag) else { continue }
-            if announcing { configs.append(tagConfig(tag)) }
+            guard let tag = tag(stateTopic: message.topic), !message.payload.isEmpty else { continue }
+            if remember(tag), announcing { configs.append(tagConfig(tag)) }
+            // A battery sensor once the tag reports one (iBeacon and AltBeacon tags never do).
+            if !withBattery.contains(tag), Self.carriesBattery(message.payload) {
+                withBattery.insert(tag)
+                batteryTags.append(tag)
+                if announcing { configs.append(batteryConfig(tag)) }
+            }
         }
         return configs
     }
@@ -73,6 +83,20 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// The config topic of a tag's zone sensor: `<prefix>/sensor/<node>/<tag>_zone/config`.
     public func configTopic(tag: TagID) -> String { configTopic(object: Self.escape(tag.rawValue) + "_zone") }
+
+    /// The config topic of a tag's battery sensor: `<prefix>/sensor/<node>/<tag>_battery/config`.
+    public func configTopic(batteryOf tag: TagID) -> String {
+        configTopic(object: Self.escape(tag.rawValue) + "_battery")
+    }
+
+    /// Whether a tag state payload has a `battery` object (the hub writes it sorted, compactly).
+    static func carriesBattery(_ payload: [UInt8]) -> Bool {
+        let key = Array("\"battery\":{".utf8)
+        guard payload.count >= key.count else { return false }
+        return (0...(payload.count - key.count)).contains { start in
+            payload[start..<start + key.count].elementsEqual(key)
+        }
+    }
 
     func configTopic(object: String) -> String { "\(settings.prefix)/sensor/\(node)/\(object)/config" }
 
@@ -113,6 +137,22 @@ public struct HomeAssistantDiscovery: Sendable {
                 valueTemplate: Self.tagValueTemplate, jsonAttributesTopic: state,
                 jsonAttributesTemplate: Self.tagAttributesTemplate, stateClass: nil, icon: "mdi:map-marker-radius",
                 availability: [availability], device: device, origin: origin),
+            to: configTopic(object: object))
+    }
+
+    func batteryConfig(_ tag: TagID) -> HubCore.Outgoing {
+        let object = Self.escape(tag.rawValue) + "_battery"
+        let state = topics.tagState(tag)
+        return outgoing(
+            SensorConfig(
+                name: "\(tag.rawValue) battery", uniqueID: "\(node)_\(object)", stateTopic: state,
+                valueTemplate: "{{ value_json.battery.milliVolts if value_json.battery is defined else none }}",
+                jsonAttributesTopic: state,
+                jsonAttributesTemplate:
+                    "{{ {'level': value_json.battery.level, 'trend_per_week': value_json.battery.get('trendPerWeek'), "
+                    + "'read': value_json.battery.t} | tojson if value_json.battery is defined else '{}' }}",
+                stateClass: "measurement", icon: "mdi:battery", availability: [availability], device: device,
+                origin: origin, deviceClass: "voltage", unitOfMeasurement: "mV", entityCategory: "diagnostic"),
             to: configTopic(object: object))
     }
 
@@ -179,12 +219,17 @@ public struct HomeAssistantDiscovery: Sendable {
         var availability: [Availability]
         var device: Device
         var origin: Origin
+        var deviceClass: String? = nil
+        var unitOfMeasurement: String? = nil
+        var entityCategory: String? = nil
         var qos = 1
 
         enum CodingKeys: String, CodingKey {
             case name, uniqueID = "unique_id", stateTopic = "state_topic", valueTemplate = "value_template"
             case jsonAttributesTopic = "json_attributes_topic", jsonAttributesTemplate = "json_attributes_template"
             case stateClass = "state_class", icon, availability, device, origin, qos
+            case deviceClass = "device_class", unitOfMeasurement = "unit_of_measurement"
+            case entityCategory = "entity_category"
         }
     }
 

@@ -16,6 +16,13 @@ public struct HubCore: Sendable {
         public var retain: Bool
         /// What `payload` encodes, for the hub's own consumers; nil for acknowledgements and discovery configs.
         public var value: PublishedValue? = nil
+
+        public init(topic: String, payload: [UInt8], retain: Bool, value: PublishedValue? = nil) {
+            self.topic = topic
+            self.payload = payload
+            self.retain = retain
+            self.value = value
+        }
     }
 
     /// Counts since the core started (published in the hub's status).

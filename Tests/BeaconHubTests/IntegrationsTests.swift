@@ -150,6 +150,41 @@ import ZoneInference
         #expect(discovery.announceAll().count == 6)
     }
 
+    /// Issue 23: a tag whose state carries a battery (its TLM frames) gets a voltage sensor, once, after its zone
+    /// sensor; tags without telemetry get none; a reconnect announces it again.
+    @Test func aTagReportingABatteryGetsABatterySensorOnce() throws {
+        let configuration = try configuration("homeAssistant: { prefix: ha/discovery, nodeID: museum_hub }").0
+        var discovery = HomeAssistantDiscovery(configuration: configuration)
+        let zones = discovery.announceAll().count
+        func state(_ tag: TagID, battery: Int?) throws -> HubCore.Outgoing {
+            var state = TagState(
+                tag: tag, beacon: "b", state: .inside, zone: "a", since: Self.t0, confidence: 0.9, lastSeen: Self.t0,
+                gateways: [])
+            state.battery = battery.map { TagState.Battery(milliVolts: $0, level: $0 < 2600 ? .low : .ok, t: Self.t0) }
+            return HubCore.Outgoing(
+                topic: "beacontracker/row/tags/\(tag)/state", payload: state.fastEncoded()!, retain: true)
+        }
+        let first = discovery.configs(for: [try state("tag-1", battery: nil), try state("guide-7", battery: 2950)])
+        #expect(
+            first.map(\.topic) == [
+                "ha/discovery/sensor/museum_hub/guide-7_zone/config", discovery.configTopic(batteryOf: "guide-7"),
+            ])
+        #expect(discovery.configTopic(batteryOf: "guide-7") == "ha/discovery/sensor/museum_hub/guide-7_battery/config")
+        let config = try #require(
+            try JSONSerialization.jsonObject(with: Data(first[1].payload)) as? [String: Any])
+        #expect(config["device_class"] as? String == "voltage" && config["unit_of_measurement"] as? String == "mV")
+        #expect(
+            config["state_class"] as? String == "measurement" && config["entity_category"] as? String == "diagnostic")
+        #expect(config["state_topic"] as? String == "beacontracker/row/tags/guide-7/state")
+        #expect((config["value_template"] as? String)?.contains("value_json.battery.milliVolts") == true)
+        #expect(config["unique_id"] as? String == "museum_hub_guide-7_battery")
+        // Once; a tag that never reports one never gets one.
+        #expect(
+            discovery.configs(for: [try state("guide-7", battery: 2940), try state("tag-1", battery: nil)]).isEmpty)
+        let again = discovery.announceAll().map(\.topic)
+        #expect(again.count == zones + 1 + 1 && again.last == discovery.configTopic(batteryOf: "guide-7"))
+    }
+
     @Test(arguments: ["", "homeAssistant: { enabled: false, prefix: ha }"])
     func discoveryTurnedOffAnnouncesNothing(section: String) throws {
         let configuration = try configuration(section).0
