@@ -13,14 +13,20 @@ extension Dashboard {
             return try json(HubView(site: configuration.site.rawValue, status: snapshot.hub, health: health()))
         }
         router.get("/api/tags") { [self] request, _ in
-            let query = Query(request)
-            let zone = query.text("zone")
-            let state = try query.choice("state", TagState.State.self)
-            let tags = board.snapshot.tags.values
-                .filter { zone == nil || $0.zone?.rawValue == zone }
-                .filter { state == nil || $0.state == state }
-                .sorted { $0.tag.rawValue < $1.tag.rawValue }
+            let tags = try TagSelection(Query(request)).apply(to: board.snapshot.tags.values)
             return try json(TagList(t: Date().timeIntervalSince1970, tags: tags.map(TagView.init)))
+        }
+        // The same list for a spreadsheet. Under /api/, so the token guards it as it does the JSON (a plain link
+        // carries it as access_token).
+        router.get("/api/tags.csv") { [self] request, _ in
+            let tags = try TagSelection(Query(request)).apply(to: board.snapshot.tags.values)
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: "text/csv; charset=utf-8", .cacheControl: "no-store",
+                    .contentDisposition: "attachment; filename=\"tags-\(configuration.site.rawValue).csv\"",
+                ],
+                body: .init(byteBuffer: ByteBuffer(string: TagsCSV.render(tags))))
         }
         router.get("/api/tags/:tag") { [self] _, context in
             let tag = try context.parameters.require("tag")

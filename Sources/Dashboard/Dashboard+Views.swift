@@ -96,6 +96,14 @@ struct TagView: Encodable {
     var proximity: String
     var gateways: [TagState.GatewayReading]
     var position: TagState.Position?
+    /// Where and by which gateway it was last heard (its health, issue 23).
+    var lastSeenZone: String?
+    var lastSeenGateway: String?
+    /// From its Eddystone-TLM frames; absent for iBeacon and AltBeacon tags, which send none.
+    var battery: TagState.Battery?
+    var telemetry: TagState.TagTelemetry?
+    /// `true` while missing; absent otherwise, as in the tag state.
+    var missing: Bool?
 
     init(_ state: TagState) {
         tag = state.tag.rawValue
@@ -108,6 +116,11 @@ struct TagView: Encodable {
         proximity = state.gateways.max { $0.rssi < $1.rssi }?.proximity.rawValue ?? "unknown"
         gateways = state.gateways
         position = state.position
+        lastSeenZone = state.lastSeenZone?.rawValue
+        lastSeenGateway = state.lastSeenGateway?.rawValue
+        battery = state.battery
+        telemetry = state.telemetry
+        missing = state.missing
     }
 }
 

@@ -5,7 +5,8 @@ import Testing
 
 /// The web page in a real headless Chromium, driven through Debian's chromedriver (WebDriver over HTTP): the page
 /// loads without console errors, draws the museum's zones, moves a tag's dot when the hub moves the tag, shows a tag's
-/// path, and renders a zone's dwell chart. Screenshots go to .build/test-artifacts/ (not committed).
+/// path, and renders a zone's dwell chart; the Tags view lists each tag's battery and whereabouts, sorted and marked.
+/// Screenshots go to .build/test-artifacts/ (not committed).
 @Suite(.serialized) struct BrowserTests {
     static var available: Bool { WebDriver.available }
 
@@ -115,6 +116,163 @@ import Testing
             ) { ($0 as? [String])?.first == "false" } as? [String]
         #expect(narrowed?.first == "false", "dwell-empty shown: \(String(describing: narrowed))")
         #expect(narrowed?.last?.hasPrefix("No routes") == true, "\(String(describing: narrowed))")
+
+        let errors = try await driver.consoleErrors()
+        #expect(errors.isEmpty, "console errors: \(errors)")
+    }
+
+    @Test(
+        .enabled(
+            if: BrowserTests.available,
+            "Chromium and its driver are not installed: apt-get install chromium chromium-driver (scripts/setup.sh does unless BEACONTRACKER_NO_BROWSER=1)"
+        ))
+    func theTagsViewListsEachTagsBatteryAndWhereaboutsSortedAndMarked() async throws {
+        // With a token, as a hub off loopback runs: the export link must carry it.
+        let token = "s3cret-token-for-tests"
+        let now = Date().timeIntervalSince1970
+        let fixture = try await DashboardFixture(token: token, historyStart: now - 7200)
+        defer { Task { await fixture.stop() } }
+        try fixture.place(
+            "guide-a", in: "egypt", gateway: "gw-egypt", at: now,
+            beacon: "eddystone-uid:edd1ebeac04e5defa017:00000000000a",
+            lastSeen: now - 3600, lastSeenZone: "egypt", lastSeenGateway: "gw-egypt",
+            battery: TagState.Battery(milliVolts: 2950, level: .ok, t: now - 3600, trendPerWeek: -4.25),
+            telemetry: TagState.TagTelemetry(
+                t: now - 3600, temperatureCelsius: 21.5, advertisingCount: 5000, secondsSinceBoot: 7200))
+        try fixture.place(
+            "guide-b", in: "rome", gateway: "gw-rome", at: now,
+            beacon: "eddystone-uid:edd1ebeac04e5defa017:00000000000b",
+            lastSeen: now - 60, lastSeenZone: "rome", lastSeenGateway: "gw-rome",
+            battery: TagState.Battery(milliVolts: 2450, level: .low, t: now - 60, trendPerWeek: -35.5))
+        // An iBeacon: no telemetry at all.
+        try fixture.place(
+            "guide-c", in: nil, state: .outside, at: now, lastSeen: now - 100_000, lastSeenZone: "greece",
+            lastSeenGateway: "gw-greece", missing: true)
+        try fixture.place(
+            "guide-d", in: nil, state: .outside, at: now, beacon: "eddystone-uid:edd1ebeac04e5defa017:00000000000d",
+            lastSeen: now - 200_000, battery: TagState.Battery(milliVolts: 2500, level: .low, t: now - 200_000),
+            missing: true)
+
+        let driver = try await WebDriver.start(
+            screenshots: DashboardFixture.root.appendingPathComponent(".build/test-artifacts"))
+        defer { driver.stop() }
+        try await driver.open("http://127.0.0.1:\(fixture.port)/#token=\(token)")
+        // The plan first, as before; then the Tags view from the header.
+        _ = try await driver.poll("return document.querySelectorAll('#zones g.zone').length") { ($0 as? Int) == 9 }
+        try await driver.click("#tags-link")
+
+        let order = "return [...document.querySelectorAll('#tags-table tbody tr')].map(r => r.dataset.tag)"
+        // Battery ascending by default: lowest first, the iBeacon (no battery) last.
+        let byBattery = try await driver.poll(order) { ($0 as? [String])?.count == 4 } as? [String]
+        #expect(byBattery == ["guide-b", "guide-d", "guide-a", "guide-c"], "\(String(describing: byBattery))")
+        let view =
+            try await driver.run(
+                """
+                return [String(document.getElementById('plan-section').hidden),
+                  document.querySelector('#tags-table th[aria-sort]')?.dataset.sort ?? '',
+                  document.querySelector('#tags-table th[aria-sort]')?.getAttribute('aria-sort') ?? '',
+                  document.getElementById('tags-count').textContent]
+                """) as? [String]
+        #expect(
+            view == ["true", "battery", "ascending", "4 tags · 2 low battery · 2 missing"],
+            "\(String(describing: view))")
+
+        // Low batteries and missing tags are marked, and look it: their rows' background differs from a plain row's.
+        let marks =
+            try await driver.run(
+                """
+                const rows = [...document.querySelectorAll('#tags-table tbody tr')];
+                return rows.map(r => [r.dataset.tag, r.className, getComputedStyle(r.cells[0]).backgroundColor,
+                  r.querySelector('td.level').textContent, r.querySelector('td.missing-flag').textContent,
+                  r.querySelector('td.trend').textContent, r.querySelector('td.last-zone').textContent]);
+                """) as? [[String]]
+        let byTag = Dictionary((marks ?? []).map { ($0[0], $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(byTag["guide-b"]?[1] == "low" && byTag["guide-d"]?[1] == "low missing", "\(byTag)")
+        #expect(byTag["guide-c"]?[1] == "missing" && byTag["guide-a"]?[1] == "", "\(byTag)")
+        #expect(
+            byTag["guide-b"]?[2] != byTag["guide-a"]?[2] && byTag["guide-c"]?[2] != byTag["guide-a"]?[2], "\(byTag)")
+        #expect(byTag["guide-b"]?[3] == "low" && byTag["guide-c"]?[3] == "no TLM (iBeacon)", "\(byTag)")
+        #expect(byTag["guide-c"]?[4] == "missing" && byTag["guide-a"]?[4] == "", "\(byTag)")
+        #expect(byTag["guide-b"]?[5] == "-35.5" && byTag["guide-b"]?[6] == "Rome", "\(byTag)")
+
+        // Export CSV: a plain link to the API with the page's token as access_token, in the table's order.
+        let link = try await driver.run("return document.getElementById('tags-csv').getAttribute('href')") as? String
+        #expect(link == "/api/tags.csv?sort=battery&access_token=\(token)", "\(String(describing: link))")
+        let csv = try await fixture.get(link ?? "/api/tags.csv", header: false)
+        #expect(csv.status == 200 && csv.headers["content-disposition"] == "attachment; filename=\"tags-museum.csv\"")
+        #expect(
+            csv.text.components(separatedBy: "\r\n").dropFirst().first?.hasPrefix("guide-b,") == true, "\(csv.text)")
+        try await driver.screenshot("dashboard-5-tags-by-battery")
+
+        // A click on a column's title sorts by it; a second click reverses.
+        try await driver.click("#tags-table th[data-sort=\"tag\"]")
+        let byTag1 = try await driver.poll(order) { ($0 as? [String])?.first == "guide-a" } as? [String]
+        #expect(byTag1 == ["guide-a", "guide-b", "guide-c", "guide-d"], "\(String(describing: byTag1))")
+        try await driver.click("#tags-table th[data-sort=\"tag\"]")
+        let reversed = try await driver.poll(order) { ($0 as? [String])?.first == "guide-d" } as? [String]
+        #expect(reversed == ["guide-d", "guide-c", "guide-b", "guide-a"], "\(String(describing: reversed))")
+        #expect(
+            try await driver.run(
+                "return document.querySelector('#tags-table th[data-sort=\"tag\"]').getAttribute('aria-sort')")
+                as? String == "descending")
+        // Last seen: the longest unheard first.
+        try await driver.click("#tags-table th[data-sort=\"lastSeen\"]")
+        let byLastSeen =
+            try await driver.poll(order) { ($0 as? [String])?.first == "guide-d" && ($0 as? [String])?[1] == "guide-c" }
+            as? [String]
+        #expect(byLastSeen == ["guide-d", "guide-c", "guide-a", "guide-b"], "\(String(describing: byLastSeen))")
+        let lastSeenLink =
+            try await driver.run("return document.getElementById('tags-csv').getAttribute('href')") as? String
+        #expect(lastSeenLink?.hasPrefix("/api/tags.csv?sort=lastSeen&") == true, "\(String(describing: lastSeenLink))")
+
+        // Live: the hub republishes guide-a with a low battery; its row is marked without a reload.
+        try fixture.place(
+            "guide-a", in: "egypt", gateway: "gw-egypt", at: now,
+            beacon: "eddystone-uid:edd1ebeac04e5defa017:00000000000a",
+            lastSeen: now - 3600, lastSeenZone: "egypt", lastSeenGateway: "gw-egypt",
+            battery: TagState.Battery(milliVolts: 2550, level: .low, t: now - 3600, trendPerWeek: -40),
+            telemetry: TagState.TagTelemetry(
+                t: now - 3600, temperatureCelsius: 21.5, advertisingCount: 5000, secondsSinceBoot: 7200))
+        let relabelled =
+            try await driver.poll(
+                "return [document.querySelector('#tags-table tr[data-tag=\"guide-a\"]').className, document.getElementById('tags-count').textContent]"
+            ) { ($0 as? [String])?.first == "low" } as? [String]
+        #expect(relabelled == ["low", "4 tags · 3 low battery · 2 missing"], "\(String(describing: relabelled))")
+        try await driver.screenshot("dashboard-6-tags-by-last-seen")
+
+        // A row opens the tag's panel beside the table: its battery, where it was last heard, no missing badge.
+        try await driver.click("#tags-table tr[data-tag=\"guide-b\"]")
+        let panel = """
+            return [document.getElementById('details-title').textContent, document.getElementById('tag-battery').textContent,
+              document.getElementById('tag-last-seen').textContent, String(document.getElementById('tag-missing').hidden),
+              String(document.getElementById('tag-telemetry-row').hidden)];
+            """
+        let guideB = try await driver.poll(panel) { ($0 as? [String])?.first == "guide-b" } as? [String]
+        #expect(guideB?[1].hasPrefix("2450 mV · low · -35.5 mV/week") == true, "\(String(describing: guideB))")
+        #expect(
+            guideB?[2].contains("ago") == true && guideB?[2].hasSuffix("in Rome by gw-rome") == true,
+            "\(String(describing: guideB))")
+        #expect(guideB?[3] == "true" && guideB?[4] == "true", "\(String(describing: guideB))")
+        try await driver.click("#tags-table tr[data-tag=\"guide-a\"]")
+        let guideA = try await driver.poll(panel) { ($0 as? [String])?.first == "guide-a" } as? [String]
+        #expect(guideA?[1].hasPrefix("2550 mV · low · -40.0 mV/week") == true, "\(String(describing: guideA))")
+        #expect(guideA?[4] == "false", "the TLM frame's other fields are shown: \(String(describing: guideA))")
+        let telemetry = try await driver.run("return document.getElementById('tag-telemetry').textContent") as? String
+        #expect(telemetry?.hasPrefix("21.5 °C, up 2.0 h, 5000 adverts") == true, "\(String(describing: telemetry))")
+        // The iBeacon: no telemetry, said as such, and missing.
+        try await driver.click("#tags-table tr[data-tag=\"guide-c\"]")
+        let guideC = try await driver.poll(panel) { ($0 as? [String])?.first == "guide-c" } as? [String]
+        #expect(guideC?[1] == "no telemetry (iBeacon sends none)", "\(String(describing: guideC))")
+        #expect(guideC?[2].hasSuffix("in Ancient Greece by gw-greece") == true, "\(String(describing: guideC))")
+        #expect(guideC?[3] == "false", "the missing badge is shown: \(String(describing: guideC))")
+        try await driver.screenshot("dashboard-7-tags-panel")
+
+        // Back to the plan: the floor plan shows again, the table hides.
+        try await driver.click("#plan-link")
+        let plan = try await driver.poll(
+            "return [String(document.getElementById('plan-section').hidden), String(document.getElementById('tags-view').hidden)]"
+        ) { ($0 as? [String]) == ["false", "true"] }
+        #expect(plan as? [String] == ["false", "true"], "\(String(describing: plan))")
 
         let errors = try await driver.consoleErrors()
         #expect(errors.isEmpty, "console errors: \(errors)")

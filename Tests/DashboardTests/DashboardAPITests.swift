@@ -69,6 +69,160 @@ import Testing
         #expect(try await fixture.get("/api/regions/nobody/state").status == 404)
     }
 
+    @Test func tagsCarryTheirBatteryTelemetryAndWhereaboutsAsTheHubPublishesThem() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        try fixture.place(
+            "guide-1", in: "egypt", gateway: "gw-egypt", at: start,
+            beacon: "eddystone-uid:edd1ebeac04e5defa017:000000000001", lastSeenZone: "egypt",
+            lastSeenGateway: "gw-egypt",
+            battery: TagState.Battery(milliVolts: 2450, level: .low, t: start - 5, trendPerWeek: -35.5),
+            telemetry: TagState.TagTelemetry(
+                t: start - 5, temperatureCelsius: 21.5, advertisingCount: 123_456, secondsSinceBoot: 86_400))
+        // An iBeacon sends no telemetry: no battery, no telemetry; last heard a day ago in rome, and missing since.
+        try fixture.place(
+            "visitor-1", in: nil, state: .outside, at: start, lastSeen: start - 90_000, lastSeenZone: "rome",
+            lastSeenGateway: "gw-rome", missing: true)
+
+        let guide = try await fixture.get("/api/tags/guide-1").json
+        let battery = guide["battery"] as? [String: Any]
+        #expect(battery?["milliVolts"] as? Int == 2450 && battery?["level"] as? String == "low")
+        #expect(battery?["t"] as? Double == start - 5 && battery?["trendPerWeek"] as? Double == -35.5)
+        let telemetry = guide["telemetry"] as? [String: Any]
+        #expect(telemetry?["t"] as? Double == start - 5 && telemetry?["temperatureCelsius"] as? Double == 21.5)
+        #expect(
+            telemetry?["advertisingCount"] as? Int == 123_456 && telemetry?["secondsSinceBoot"] as? Double == 86_400)
+        #expect(guide["lastSeenZone"] as? String == "egypt" && guide["lastSeenGateway"] as? String == "gw-egypt")
+        #expect(guide["missing"] == nil, "absent while not missing, as in the tag state")
+        // Every field it had before stays.
+        for field in ["tag", "beacon", "state", "zone", "since", "confidence", "lastSeen", "proximity", "gateways"] {
+            #expect(guide[field] != nil, "\(field) is gone")
+        }
+
+        let tags = try await fixture.get("/api/tags").json["tags"] as? [[String: Any]] ?? []
+        let visitor = tags.first { $0["tag"] as? String == "visitor-1" }
+        #expect(visitor?["missing"] as? Bool == true)
+        #expect(visitor?["battery"] == nil && visitor?["telemetry"] == nil)
+        #expect(visitor?["lastSeen"] as? Double == start - 90_000 && visitor?["lastSeenZone"] as? String == "rome")
+        #expect(visitor?["lastSeenGateway"] as? String == "gw-rome")
+
+        // The page's first picture of the tags (the stream's snapshot) has them too.
+        let reader = try EventStreamReader(port: fixture.port, path: "/api/stream")
+        let snapshot = await reader.next("snapshot") ?? ""
+        #expect(snapshot.contains("\"milliVolts\":2450") && snapshot.contains("\"missing\":true"), "\(snapshot)")
+    }
+
+    /// Five guides: two low batteries, one ok, two without telemetry; three missing, one of them never heard.
+    func placeFleet(in fixture: DashboardFixture, now: Double) throws {
+        try fixture.place(
+            "guide-a", in: "egypt", at: now, lastSeen: now - 60,
+            battery: TagState.Battery(milliVolts: 2950, level: .ok, t: now - 60))
+        try fixture.place(
+            "guide-b", in: "rome", at: now, lastSeen: now - 600,
+            battery: TagState.Battery(milliVolts: 2450, level: .low, t: now - 600, trendPerWeek: -12))
+        try fixture.place("guide-c", in: nil, state: .outside, at: now, lastSeen: now - 100_000, missing: true)
+        try fixture.place(
+            "guide-d", in: nil, state: .outside, at: now, lastSeen: now - 200_000,
+            battery: TagState.Battery(milliVolts: 2500, level: .low, t: now - 200_000), missing: true)
+        try fixture.place("guide-e", in: nil, state: .outside, at: now, neverHeard: true, missing: true)
+    }
+
+    @Test func tagsFilterByBatteryLevelAndMissingAndSortByBatteryOrLastSeen() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        try placeFleet(in: fixture, now: start)
+        func tags(_ query: String) async throws -> [String] {
+            let reply = try await fixture.get("/api/tags\(query)")
+            #expect(reply.status == 200, "\(query): \(reply.text)")
+            return (reply.json["tags"] as? [[String: Any]] ?? []).compactMap { $0["tag"] as? String }
+        }
+        #expect(try await tags("") == ["guide-a", "guide-b", "guide-c", "guide-d", "guide-e"])
+        #expect(try await tags("?sort=tag") == ["guide-a", "guide-b", "guide-c", "guide-d", "guide-e"])
+        #expect(try await tags("?battery=low") == ["guide-b", "guide-d"])
+        #expect(try await tags("?battery=ok") == ["guide-a"])
+        #expect(try await tags("?missing=true") == ["guide-c", "guide-d", "guide-e"])
+        #expect(try await tags("?missing=false") == ["guide-a", "guide-b"])
+        #expect(try await tags("?battery=low&missing=true") == ["guide-d"])
+        #expect(try await tags("?battery=low&state=inside") == ["guide-b"])
+        // Lowest battery first; tags without a reading last, by tag.
+        #expect(try await tags("?sort=battery") == ["guide-b", "guide-d", "guide-a", "guide-c", "guide-e"])
+        // Longest unheard first: never heard, then the oldest last sighting.
+        #expect(try await tags("?sort=lastSeen") == ["guide-e", "guide-d", "guide-c", "guide-b", "guide-a"])
+        #expect(try await tags("?missing=true&sort=battery") == ["guide-d", "guide-c", "guide-e"])
+        // An empty value counts as absent, as for every parameter.
+        #expect(try await tags("?battery=&sort=") == ["guide-a", "guide-b", "guide-c", "guide-d", "guide-e"])
+    }
+
+    @Test func theCSVExportListsTheSameTagsWithAHeaderAndQuotedFields() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        try placeFleet(in: fixture, now: start)
+        // Tag, zone and gateway ids cannot hold a comma or a quote (A-Z a-z 0-9 . _ : -); a beacon id can: an
+        // Eddystone-URL's expanded address.
+        try fixture.place(
+            "guide-f", in: "egypt", gateway: "gw-egypt", at: start,
+            beacon: "eddystone-url:https://example.com/say?\"hi\",all", lastSeenZone: "egypt",
+            lastSeenGateway: "gw-egypt",
+            battery: TagState.Battery(milliVolts: 2700, level: .ok, t: start, trendPerWeek: -3.25))
+
+        let reply = try await fixture.get("/api/tags.csv?sort=battery")
+        #expect(reply.status == 200, "\(reply.text)")
+        #expect(reply.contentType == "text/csv; charset=utf-8")
+        #expect(reply.headers["content-disposition"] == "attachment; filename=\"tags-museum.csv\"")
+        let lines = reply.text.components(separatedBy: "\r\n")
+        #expect(
+            lines.first
+                == "tag,beacon,state,zone,lastSeen,lastSeenZone,lastSeenGateway,batteryMilliVolts,batteryLevel,"
+                + "batteryTrendPerWeek,missing")
+        #expect(lines.last == "", "every line ends with CRLF")
+        #expect(
+            lines.dropFirst().dropLast().map { $0.prefix { $0 != "," } }
+                == ["guide-b", "guide-d", "guide-f", "guide-a", "guide-c", "guide-e"])
+        // start is 2027-01-15T08:00:00Z.
+        #expect(
+            lines[1]
+                == "guide-b,ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1,inside,rome,2027-01-15T07:50:00Z,,,"
+                + "2450,low,-12,false")
+        #expect(
+            lines[3]
+                == "guide-f,\"eddystone-url:https://example.com/say?\"\"hi\"\",all\",inside,egypt,2027-01-15T08:00:00Z,"
+                + "egypt,gw-egypt,2700,ok,-3.25,false")
+        #expect(
+            lines[5]
+                == "guide-c,ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1,outside,,2027-01-14T04:13:20Z,,,,,,true")
+        #expect(lines[6] == "guide-e,ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1,outside,,,,,,,,true")
+
+        // The JSON's filters and order.
+        let missing = try await fixture.get("/api/tags.csv?missing=true&sort=lastSeen").text
+        #expect(
+            missing.components(separatedBy: "\r\n").dropFirst().map { $0.prefix { $0 != "," } }
+                == ["guide-e", "guide-d", "guide-c", ""])
+        let none = try await fixture.get("/api/tags.csv?zone=greece").text
+        #expect(none.components(separatedBy: "\r\n").count == 2, "the header alone: \(none)")
+        let head = try await fixture.get("/api/tags.csv", method: "HEAD")
+        #expect(head.status == 200 && head.body.isEmpty && head.contentType == "text/csv; charset=utf-8")
+    }
+
+    @Test func badTagListParametersAreRefusedNamingTheValuesToSend() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        for (query, message) in [
+            ("battery=empty", "battery must be one of low, ok, not \"empty\""),
+            ("missing=yes", "missing must be one of true, false, not \"yes\""),
+            ("sort=zone", "sort must be one of tag, battery, lastSeen, not \"zone\""),
+            ("state=lost", "state must be one of inside, outside, unknown, not \"lost\""),
+        ] {
+            for path in ["/api/tags", "/api/tags.csv"] {
+                let reply = try await fixture.get("\(path)?\(query)")
+                #expect(reply.status == 400, "\(path)?\(query)")
+                #expect(reply.contentType?.hasPrefix("application/json") == true, "\(path)?\(query)")
+                let error = reply.json["error"] as? [String: String]
+                #expect(
+                    error?["code"] == "bad-request" && error?["message"] == message, "\(path)?\(query): \(reply.text)")
+            }
+        }
+    }
+
     @Test func aTagsPathPagesThroughItsVisitsInOrder() async throws {
         let fixture = try await DashboardFixture()
         defer { Task { await fixture.stop() } }
@@ -178,6 +332,13 @@ import Testing
         #expect(try await fixture.get("/api/venue", token: "wrong-token-of-same-size").status == 401)
         #expect(try await fixture.get("/api/venue").status == 200)
         #expect(try await fixture.get("/api/venue?access_token=s3cret-token-for-tests", header: false).status == 200)
+        // The CSV export too: refused without the token, served with it in the header or (a plain link) the query.
+        let csvWithout = try await fixture.get("/api/tags.csv", header: false)
+        #expect(csvWithout.status == 401 && (csvWithout.json["error"] as? [String: String])?["code"] == "unauthorized")
+        #expect(try await fixture.get("/api/tags.csv").status == 200)
+        let csvLink = try await fixture.get(
+            "/api/tags.csv?access_token=s3cret-token-for-tests&sort=battery", header: false)
+        #expect(csvLink.status == 200 && csvLink.text.hasPrefix("tag,beacon,"))
         #expect(try await fixture.get("/metrics", header: false).status == 401)
         #expect(try await fixture.get("/health", header: false).status == 200)
         #expect(try await fixture.get("/", header: false).status == 200)

@@ -97,20 +97,30 @@ final class DashboardFixture: Sendable {
         board.observe(topic: topic, payload: try ContractCoding.encode(value))
     }
 
-    /// A tag inside `zone` (or its state without a zone), heard by `gateway`.
+    /// A tag inside `zone` (or its state without a zone), heard by `gateway`; with its health as the hub adds it
+    /// (issue 23): when it was last heard (`lastSeen`, default `t`; none when `neverHeard`) and where, its battery and
+    /// TLM frame, and `missing`.
     func place(
         _ tag: String, in zone: String?, state: TagState.State = .inside, minor: Int = 1, major: Int = 1,
         gateway: String = "gw-entrance", at t: Double = Date().timeIntervalSince1970,
-        position: TagState.Position? = nil
+        position: TagState.Position? = nil, beacon: String? = nil, lastSeen: Double? = nil, neverHeard: Bool = false,
+        lastSeenZone: String? = nil, lastSeenGateway: String? = nil, battery: TagState.Battery? = nil,
+        telemetry: TagState.TagTelemetry? = nil, missing: Bool = false
     ) throws {
+        let heard = neverHeard ? nil : lastSeen ?? t
         let reading = TagState.GatewayReading(
-            gateway: GatewayID(rawValue: gateway)!, rssi: -60, distance: 1.5, proximity: .near, lastSeen: t)
-        try publish(
-            TagState(
-                tag: TagID(rawValue: tag)!, beacon: "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:\(major):\(minor)",
-                state: state, zone: zone.flatMap { ZoneID(rawValue: $0) }, since: t, confidence: 0.9, lastSeen: t,
-                gateways: [reading], position: position),
-            to: topics.tagState(TagID(rawValue: tag)!))
+            gateway: GatewayID(rawValue: gateway)!, rssi: -60, distance: 1.5, proximity: .near, lastSeen: heard ?? t)
+        var published = TagState(
+            tag: TagID(rawValue: tag)!,
+            beacon: beacon ?? "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:\(major):\(minor)", state: state,
+            zone: zone.flatMap { ZoneID(rawValue: $0) }, since: t, confidence: 0.9, lastSeen: heard,
+            gateways: [reading], position: position)
+        published.lastSeenZone = lastSeenZone.map { ZoneID(rawValue: $0)! }
+        published.lastSeenGateway = lastSeenGateway.map { GatewayID(rawValue: $0)! }
+        published.battery = battery
+        published.telemetry = telemetry
+        published.missing = missing ? true : nil
+        try publish(published, to: topics.tagState(TagID(rawValue: tag)!))
     }
 
     func occupy(_ zone: String, with tags: [String], unknown: [String] = []) throws {

@@ -1,5 +1,6 @@
 // BeaconTracker dashboard: the floor plan drawn from /api/venue, kept live by /api/stream (Server-Sent Events),
-// with a tag's path and a zone's dwell and routes from the history endpoints. Plain JavaScript, no build step.
+// with a tag's path and a zone's dwell and routes from the history endpoints, and the Tags view: every tag's battery
+// and whereabouts as a table. Plain JavaScript, no build step.
 "use strict";
 
 const state = {
@@ -12,6 +13,7 @@ const state = {
   selectedZone: null,
   dwellChart: null,
   windowHours: 24,       // the history window of the details panel; 0 = everything kept
+  tagSort: { key: "battery", descending: false },  // the Tags view's order: a column of tagColumns
 };
 
 async function api(path) {
@@ -34,6 +36,19 @@ function duration(seconds) {
   if (seconds < 90) return `${Math.round(seconds)} s`;
   if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
   return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+// How long ago the hub time `t` was, by this browser's clock ("never" without a time).
+function ago(t) {
+  if (t == null) return "never";
+  const seconds = Math.max(0, Date.now() / 1000 - t);
+  if (seconds < 5) return "just now";
+  if (seconds >= 2 * 86400) return `${Math.floor(seconds / 86400)} days ago`;
+  return `${duration(seconds)} ago`;
+}
+
+function dateTime(t) {
+  return new Date(t * 1000).toLocaleString([], { dateStyle: "short", timeStyle: "medium" });
 }
 
 // The details panel's history window as query parameters (none for "everything kept").
@@ -170,6 +185,8 @@ function drawTags() {
     void info;
   }
   drawZonesTable();
+  drawTagsTable();
+  drawTagPanel();
   const inside = [...state.tags.values()].filter(tag => tag.state === "inside").length;
   document.getElementById("totals").textContent = `${inside} tags inside · ${state.tags.size} seen`;
 }
@@ -236,13 +253,8 @@ function openDetails(title, which) {
 async function selectTag(id) {
   state.selectedTag = id;
   state.selectedZone = null;
-  drawTags();
-  const tag = state.tags.get(id);
+  drawTags();  // with the panel's live part (drawTagPanel)
   openDetails(id, "tag");
-  document.getElementById("tag-summary").textContent = tag
-    ? `${tag.state}${tag.zone ? " in " + zoneName(tag.zone) : ""} since ${time(tag.since)}, proximity ${tag.proximity}`
-      + (tag.lastSeen ? `, last seen ${time(tag.lastSeen)}` : "")
-    : "";
   const timeline = document.getElementById("tag-timeline");
   timeline.replaceChildren();
   const layer = document.getElementById("path-layer");
@@ -328,6 +340,174 @@ async function selectZone(id) {
     empty.hidden = false;
     empty.textContent = `No history: ${error.message}`;
   }
+}
+
+// MARK: A tag's health (the tag panel and the Tags view)
+
+// Why a tag has no battery reading: iBeacon and AltBeacon send no telemetry; an Eddystone tag may not have sent a
+// TLM frame yet, or one without the battery.
+function noBattery(tag, short) {
+  const kind = (tag.beacon || "").split(":")[0];
+  const named = { ibeacon: "iBeacon", altbeacon: "AltBeacon" }[kind];
+  if (named) return short ? `no TLM (${named})` : `no telemetry (${named} sends none)`;
+  if (tag.telemetry) return short ? "not in TLM" : "not in its telemetry";
+  return short ? "no TLM yet" : "no telemetry heard yet";
+}
+
+function trendText(trend) {
+  return trend == null ? "" : `${trend > 0 ? "+" : ""}${trend.toFixed(1)}`;
+}
+
+function batteryText(tag) {
+  const battery = tag.battery;
+  if (!battery) return noBattery(tag, false);
+  return `${battery.milliVolts} mV · ${battery.level}`
+    + (battery.trendPerWeek != null ? ` · ${trendText(battery.trendPerWeek)} mV/week` : "")
+    + ` (read ${ago(battery.t)})`;
+}
+
+function telemetryText(telemetry) {
+  const parts = [];
+  if (telemetry.temperatureCelsius != null) parts.push(`${telemetry.temperatureCelsius.toFixed(1)} °C`);
+  if (telemetry.secondsSinceBoot != null) parts.push(`up ${duration(telemetry.secondsSinceBoot)}`);
+  if (telemetry.advertisingCount != null) parts.push(`${telemetry.advertisingCount} adverts`);
+  return `${parts.join(", ") || "no fields"} (${ago(telemetry.t)})`;
+}
+
+function lastSeenText(tag) {
+  if (tag.lastSeen == null) return "never heard";
+  return `${ago(tag.lastSeen)} (${dateTime(tag.lastSeen)})`
+    + (tag.lastSeenZone ? ` in ${zoneName(tag.lastSeenZone)}` : "")
+    + (tag.lastSeenGateway ? ` by ${tag.lastSeenGateway}` : "");
+}
+
+// The open tag panel's live part (its state, battery, telemetry, last seen): redrawn with each change and as time
+// passes; the path below it is loaded once per selection.
+function drawTagPanel() {
+  const id = state.selectedTag;
+  if (!id) return;
+  const tag = state.tags.get(id);
+  document.getElementById("tag-summary").textContent = tag
+    ? `${tag.state}${tag.zone ? " in " + zoneName(tag.zone) : ""} since ${time(tag.since)}, proximity ${tag.proximity}`
+    : "";
+  document.getElementById("tag-missing").hidden = !tag?.missing;
+  document.getElementById("tag-health").hidden = !tag;
+  if (!tag) return;
+  const battery = document.getElementById("tag-battery");
+  battery.textContent = batteryText(tag);
+  battery.className = tag.battery ? (tag.battery.level === "low" ? "low" : "") : "muted";
+  document.getElementById("tag-telemetry-row").hidden = !tag.telemetry;
+  if (tag.telemetry) document.getElementById("tag-telemetry").textContent = telemetryText(tag.telemetry);
+  document.getElementById("tag-last-seen").textContent = lastSeenText(tag);
+}
+
+// The Tags view's columns: the value each sorts by. null (no value) sorts last either way: an unknown battery is
+// neither the lowest nor the highest. A tag never heard is the longest unheard.
+const tagColumns = {
+  tag: tag => tag.tag,
+  state: tag => `${tag.state} ${tag.zone ? zoneName(tag.zone) : ""}`,
+  battery: tag => tag.battery ? tag.battery.milliVolts : null,
+  level: tag => tag.battery ? (tag.battery.level === "low" ? 0 : 1) : null,
+  trend: tag => tag.battery?.trendPerWeek ?? null,
+  lastSeen: tag => tag.lastSeen ?? -Infinity,
+  lastSeenZone: tag => tag.lastSeenZone ? zoneName(tag.lastSeenZone) : null,
+  lastSeenGateway: tag => tag.lastSeenGateway ?? null,
+  missing: tag => tag.missing ? 0 : 1,
+};
+
+function compareTags(a, b) {
+  const { key, descending } = state.tagSort;
+  const x = tagColumns[key](a), y = tagColumns[key](b);
+  if (x !== y) {
+    if (x == null || y == null) return x == null ? 1 : -1;
+    const order = x < y ? -1 : 1;
+    return descending ? -order : order;
+  }
+  return a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0;
+}
+
+function badge(text, kind) {
+  const node = document.createElement("span");
+  node.className = `badge ${kind}`;
+  node.textContent = text;
+  return node;
+}
+
+function sortTagsBy(key) {
+  state.tagSort = { key, descending: state.tagSort.key === key && !state.tagSort.descending };
+  drawTagsTable();
+}
+
+function drawTagsTable() {
+  if (document.getElementById("tags-view").hidden) return;
+  const tags = [...state.tags.values()].sort(compareTags);
+  const body = document.querySelector("#tags-table tbody");
+  // Rows are kept per tag and moved into order, not made anew: a click never lands on a row just replaced.
+  const rows = new Map([...body.children].map(row => [row.dataset.tag, row]));
+  for (const tag of tags) {
+    let row = rows.get(tag.tag);
+    rows.delete(tag.tag);
+    if (!row) {
+      row = document.createElement("tr");
+      row.dataset.tag = tag.tag;
+      for (const name of ["tag", "state", "num battery", "level", "num trend", "last-seen", "last-zone", "gateway",
+        "missing-flag"]) {
+        const cell = document.createElement("td");
+        cell.className = name;
+        row.appendChild(cell);
+      }
+    }
+    const low = tag.battery?.level === "low";
+    row.className = [low && "low", tag.missing && "missing", state.selectedTag === tag.tag && "selected"]
+      .filter(Boolean).join(" ");
+    const [name, where, battery, level, trend, lastSeen, lastZone, gateway, missing] = row.children;
+    name.textContent = tag.tag;
+    name.title = tag.beacon;
+    where.textContent = tag.state + (tag.zone ? ` · ${zoneName(tag.zone)}` : "");
+    battery.textContent = tag.battery ? String(tag.battery.milliVolts) : "–";
+    battery.title = tag.battery ? `read ${ago(tag.battery.t)}` : noBattery(tag, false);
+    level.classList.toggle("muted", !tag.battery);
+    if (low) level.replaceChildren(badge("low", "low"));
+    else level.textContent = tag.battery ? tag.battery.level : noBattery(tag, true);
+    trend.textContent = trendText(tag.battery?.trendPerWeek);
+    lastSeen.textContent = ago(tag.lastSeen);
+    lastSeen.title = tag.lastSeen != null ? dateTime(tag.lastSeen) : "";
+    lastZone.textContent = tag.lastSeenZone ? zoneName(tag.lastSeenZone) : "";
+    gateway.textContent = tag.lastSeenGateway ?? "";
+    if (tag.missing) missing.replaceChildren(badge("missing", "bad"));
+    else missing.replaceChildren();
+    body.appendChild(row);
+  }
+  for (const gone of rows.values()) gone.remove();
+  for (const header of document.querySelectorAll("#tags-table th[data-sort]")) {
+    if (header.dataset.sort === state.tagSort.key) {
+      header.setAttribute("aria-sort", state.tagSort.descending ? "descending" : "ascending");
+    } else {
+      header.removeAttribute("aria-sort");
+    }
+  }
+  const lowCount = tags.filter(tag => tag.battery?.level === "low").length;
+  const missingCount = tags.filter(tag => tag.missing).length;
+  document.getElementById("tags-count").textContent =
+    `${tags.length} ${tags.length === 1 ? "tag" : "tags"} · ${lowCount} low battery · ${missingCount} missing`;
+  // The export in the table's order where the API sorts that way (tag, battery, last seen ascending), else by
+  // battery. A plain link cannot send the Authorization header: the token goes as access_token.
+  const { key, descending } = state.tagSort;
+  const sort = !descending && ["tag", "battery", "lastSeen"].includes(key) ? key : "battery";
+  document.getElementById("tags-csv").href = `/api/tags.csv?sort=${sort}`
+    + (token ? `&access_token=${encodeURIComponent(token)}` : "");
+}
+
+// The page's two views: the floor plan (no fragment) and the Tags view (#tags); the side bar stays with both.
+function showView() {
+  const tags = location.hash === "#tags";
+  document.getElementById("plan-section").hidden = tags;
+  document.getElementById("tags-view").hidden = !tags;
+  for (const [id, current] of [["plan-link", !tags], ["tags-link", tags]]) {
+    const link = document.getElementById(id);
+    if (current) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
+  }
+  drawTagsTable();
 }
 
 // MARK: Live
@@ -469,6 +649,22 @@ async function start() {
   document.title = `${state.venue.name} · BeaconTracker`;
   drawPlan();
   drawZonesTable();
+  for (const header of document.querySelectorAll("#tags-table th[data-sort]")) {
+    header.addEventListener("click", () => sortTagsBy(header.dataset.sort));
+    header.addEventListener("keydown", event => {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();
+      sortTagsBy(header.dataset.sort);
+    });
+  }
+  document.querySelector("#tags-table tbody").addEventListener("click", event => {
+    const row = event.target.closest("tr[data-tag]");
+    if (row) selectTag(row.dataset.tag);
+  });
+  window.addEventListener("hashchange", showView);
+  showView();
+  // "5 min ago" grows without a message from the hub.
+  setInterval(() => { drawTagsTable(); drawTagPanel(); }, 5000);
   connect();
   startSites();
 }
