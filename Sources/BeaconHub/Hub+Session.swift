@@ -216,14 +216,24 @@ extension Hub {
             }
         }
 
-        /// Commits the journal every `store.commitSeconds`, and prunes raw sightings past their retention.
+        /// Commits the journal every `store.commitSeconds`, and prunes raw sightings and battery readings past their
+        /// retention.
         func persist() async {
             guard let settings = hub.configuration.store else { return }
             var lastPrune = -Double.infinity
+            var lastBatteryPrune = -Double.infinity
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(settings.commitSeconds))
                 await commitOnce()
                 let now = Date().timeIntervalSince1970
+                if now - lastBatteryPrune >= 3600, let store = hub.store {
+                    lastBatteryPrune = now
+                    let cutoff = now - settings.batteryRetentionDays * 86_400
+                    let pruned = await Task { try await store.pruneBatteryReadings(before: cutoff) }.result
+                    if case .success(let count) = pruned, count > 0 {
+                        logger.debug("battery readings past retention deleted", metadata: ["rows": "\(count)"])
+                    }
+                }
                 if settings.rawSightings, now - lastPrune >= 60, let store = hub.store {
                     lastPrune = now
                     let cutoff = now - settings.rawRetentionHours * 3600

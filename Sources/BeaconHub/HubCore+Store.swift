@@ -85,5 +85,44 @@ extension HubCore {
                 lastSeen: live.updated, gateways: [])
             engine.restore(state, at: now)
         }
+        // Tags' health: their battery's hourly readings are kept under the history's id.
+        var tagOfKey: [String: TagID] = [:]
+        for row in recovered.tagHealth { tagOfKey[key(row.liveTag)] = TagID(unchecked: row.liveTag) }
+        var hourly: [TagID: [(hour: Int, milliVolts: Int)]] = [:]
+        for reading in recovered.batteryReadings {
+            guard let tag = tagOfKey[reading.key] else { continue }
+            hourly[tag, default: []].append((Int(reading.hour), reading.milliVolts))
+        }
+        health.restore(
+            recovered.tagHealth.map { row in
+                TagHealth.Saved(
+                    tag: TagID(unchecked: row.liveTag), region: row.region, lastSeen: row.lastSeen,
+                    lastZone: row.lastZone.map { ZoneID(unchecked: $0) },
+                    lastGateway: row.lastGateway.map { GatewayID(unchecked: $0) }, batteryLow: row.batteryLow,
+                    missing: row.missing,
+                    last: row.tlmT.map { t in
+                        TagHealth.Reading(
+                            t: t, milliVolts: row.milliVolts, temperature: row.temperature,
+                            advertisingCount: row.advertisingCount.map { UInt32(clamping: $0) }, uptime: row.uptime)
+                    })
+            }, hourly: hourly, at: now)
+    }
+
+    /// Journals the tags whose health changed (`TagHealth.takeChanges`): their row, and their battery's hour.
+    mutating func journalHealth(at now: Double) {
+        for saved in health.takeChanges(at: now) {
+            journal.tagHealth.append(
+                HubJournal.TagHealthRow(
+                    liveTag: saved.tag.rawValue, region: saved.region, lastSeen: saved.lastSeen,
+                    lastZone: saved.lastZone?.rawValue, lastGateway: saved.lastGateway?.rawValue,
+                    batteryLow: saved.batteryLow, missing: saved.missing, tlmT: saved.last?.t,
+                    milliVolts: saved.last?.milliVolts, temperature: saved.last?.temperature,
+                    advertisingCount: saved.last?.advertisingCount.map(Int64.init), uptime: saved.last?.uptime))
+            if let hourly = saved.hourly {
+                journal.batteryReadings.append(
+                    HubJournal.BatteryReading(
+                        key: key(saved.tag.rawValue), hour: Int64(hourly.hour), milliVolts: hourly.milliVolts))
+            }
+        }
     }
 }

@@ -271,7 +271,10 @@ public struct HubCore: Sendable {
             line.t += offset
             if calibrationWalk != nil { calibrationWalk!.add(line) }
             engine.ingest(line, events: &events)
-            if let tlm = sighting.extras?.tlm, tlm.version == 0 { observe(tlm, of: line.beacon, at: line.t) }
+            if let tag = engine.tag(ofBeacon: line.beacon) {
+                health.heard(tag, by: batch.gateway, at: line.t)
+                if let tlm = sighting.extras?.tlm, tlm.version == 0 { observe(tlm, of: tag, at: line.t) }
+            }
             if raw {
                 journal.sightings.append(
                     HubJournal.Sighting(
@@ -399,8 +402,7 @@ public struct HubCore: Sendable {
     static let missingCheckSeconds = 60.0
 
     /// A tag's Eddystone-TLM frame, for its battery and resets (after the engine took the sighting: it knows the tag).
-    mutating func observe(_ tlm: Telemetry, of beacon: String, at t: Double) {
-        guard let tag = engine.tag(ofBeacon: beacon) else { return }
+    mutating func observe(_ tlm: Telemetry, of tag: TagID, at t: Double) {
         let reading = TagHealth.Reading(
             t: t, milliVolts: tlm.batteryMilliVolts, temperature: tlm.temperatureCelsius,
             advertisingCount: tlm.advertisingCount, uptime: tlm.secondsSinceBoot)
@@ -446,6 +448,8 @@ public struct HubCore: Sendable {
             let named = engine.directory.named.values.map { (tag: $0, region: engine.region(of: $0)) }
             for alert in health.check(at: now, named: named) { tagAlert(alert) }
         }
+        // After the states (which note where tags were last heard), whichever way the tick ends.
+        defer { if persistence != nil { journalHealth(at: now) } }
         flushEvents()
         guard publishing, connected else { return }
         updateStates(at: now)

@@ -26,6 +26,8 @@ public struct HubStoreSettings: Decodable, Sendable, Hashable {
     /// Keep every raw sighting (one row each) for `rawRetentionHours`.
     public var rawSightings = false
     public var rawRetentionHours = 24.0
+    /// Tags' hourly battery readings (one per tag and hour) are kept this long.
+    public var batteryRetentionDays = 400.0
     /// A visit starting within this long of the tag's previous exit continues its trip (transitions, routes).
     public var tripGapSeconds = 600.0
     /// Batches taken in but not yet committed (the disk is full, or slow) beyond which new batches are refused
@@ -39,7 +41,7 @@ public struct HubStoreSettings: Decodable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case backend, postgres, path, synchronous, commitSeconds, rawSightings, rawRetentionHours, tripGapSeconds,
             maxBacklogBatches
-        case pseudonymise, keyFile
+        case pseudonymise, keyFile, batteryRetentionDays
     }
 
     public init(path: String) { self.path = path }
@@ -88,6 +90,7 @@ public struct HubStoreSettings: Decodable, Sendable, Hashable {
         rawSightings = try container.decodeIfPresent(Bool.self, forKey: .rawSightings) ?? false
         rawRetentionHours = try container.setting(.rawRetentionHours, rawRetentionHours, in: 0.01...87_600)
         tripGapSeconds = try container.setting(.tripGapSeconds, tripGapSeconds, in: 0...86_400)
+        batteryRetentionDays = try container.setting(.batteryRetentionDays, batteryRetentionDays, in: 1...36_500)
         maxBacklogBatches = Int(
             try container.setting(.maxBacklogBatches, Double(maxBacklogBatches), in: 100...10_000_000))
         pseudonymise = try container.decodeIfPresent(Bool.self, forKey: .pseudonymise) ?? false

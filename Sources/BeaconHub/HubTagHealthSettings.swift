@@ -6,6 +6,7 @@ public struct HubTagHealthSettings: Decodable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case batteryLowMilliVolts, batteryRecoveredMilliVolts, missingAfterSeconds, missingAfterSecondsByRegion
+        case advertIntervalSeconds, advertIntervalSecondsByRegion, advertWindowSeconds
     }
 
     public init() {}
@@ -42,5 +43,25 @@ public struct HubTagHealthSettings: Decodable, Sendable, Hashable {
                 .missingAfterSecondsByRegion, "region \(region): expected at least 60 seconds, found \(value)")
         }
         settings.missingAfterByRegion = byRegion
+        if let interval = try container.decodeIfPresent(Double.self, forKey: .advertIntervalSeconds) {
+            guard (0.02...3600).contains(interval) else {
+                throw invalid(.advertIntervalSeconds, "expected seconds between 0.02 and 3600, found \(interval)")
+            }
+            settings.advertIntervalSeconds = interval
+        }
+        let intervals =
+            try container.decodeIfPresent([String: Double].self, forKey: .advertIntervalSecondsByRegion) ?? [:]
+        if let (region, value) = intervals.first(where: { !(0.02...3600).contains($0.value) }) {
+            throw invalid(
+                .advertIntervalSecondsByRegion,
+                "region \(region): expected seconds between 0.02 and 3600, found \(value)")
+        }
+        settings.advertIntervalByRegion = intervals
+        if let window = try container.decodeIfPresent(Double.self, forKey: .advertWindowSeconds) {
+            guard (10...86_400).contains(window) else {
+                throw invalid(.advertWindowSeconds, "expected seconds between 10 and 86400, found \(window)")
+            }
+            settings.advertWindowSeconds = window
+        }
     }
 }

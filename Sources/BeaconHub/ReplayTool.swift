@@ -144,6 +144,7 @@ public enum ReplayTool {
             }
             engine.ingest(sighting, events: &events)
             if health != nil, let tag = engine.tag(ofBeacon: sighting.beacon) {
+                health!.heard(tag, by: sighting.gateway, at: sighting.t)
                 if let tlm = sighting.extras?.tlm, tlm.version == 0 {
                     let reading = TagHealth.Reading(
                         t: sighting.t, milliVolts: tlm.batteryMilliVolts, temperature: tlm.temperatureCelsius,

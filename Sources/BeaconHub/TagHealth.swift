@@ -15,6 +15,12 @@ public struct TagHealth: Sendable {
         public var missingAfterSeconds = 86_400.0
         /// Per region id: its own `missingAfterSeconds`.
         public var missingAfterByRegion: [String: Double] = [:]
+        /// How often tags advertise, for the rate expected of tags that send no TLM frame (iBeacon, AltBeacon).
+        public var advertIntervalSeconds: Double?
+        /// Per region id: its own `advertIntervalSeconds`.
+        public var advertIntervalByRegion: [String: Double] = [:]
+        /// Advertisements heard are counted in windows this long (aligned to the clock).
+        public var advertWindowSeconds = 300.0
 
         public init() {}
 
@@ -23,6 +29,10 @@ public struct TagHealth: Sendable {
 
         func missingAfter(region: String?) -> Double {
             region.flatMap { missingAfterByRegion[$0] } ?? missingAfterSeconds
+        }
+
+        func advertInterval(region: String?) -> Double? {
+            region.flatMap { advertIntervalByRegion[$0] } ?? advertIntervalSeconds
         }
     }
 
@@ -66,15 +76,30 @@ public struct TagHealth: Sendable {
         var lastGateway: GatewayID?
         var batteryLow = false
         var missing = false
+        /// Advertisements heard per gateway in the window that began at `countingSince`.
+        var countingSince = -Double.infinity
+        var counts: [GatewayID: Int] = [:]
+        /// The last whole window counted: the best gateway's advertisements a minute, and the window's end.
+        var seenPerMinute: Double?
+        var seenUntil = 0.0
+        /// Advertisements a minute the tag sends, from two TLM frames at least `sentRateSeconds` apart; the older one.
+        var sentPerMinute: Double?
+        var sentFrom: (count: UInt32, uptime: Double)?
     }
 
     /// Eight weeks of hourly readings: enough for a trend, small enough for thousands of tags.
     static let keptHours = 8 * 7 * 24
     /// The uptime may read a little less than before without a reboot (the tag's clock, rounding).
     static let uptimeSlackSeconds = 10.0
+    /// Two TLM frames at least this far apart (by the tag's uptime) give the rate it sends at: closer, the advert
+    /// count's whole steps are too coarse.
+    static let sentRateSeconds = 60.0
 
     public var settings: Settings
     var records: [TagID: Record] = [:]
+    /// Tags whose record changed since they were last handed to the store (`takeChanges`), and what was handed.
+    var changed: Set<TagID> = []
+    var saved: [TagID: (at: Double, low: Bool, missing: Bool)] = [:]
     /// When watching began: a tag named in the configuration but never heard is missing `missingAfter` after it.
     var watchingSince: Double?
 
@@ -98,6 +123,7 @@ public struct TagHealth: Sendable {
                     code: "tag-found", tag: tag, t: t,
                     reason: "\(tag) is heard again" + (gateway.map { " by \($0)" } ?? "") + away))
         }
+        if (record.lastSeen ?? -.infinity) < t { changed.insert(tag) }
         if (record.lastSeen ?? -.infinity) <= t {
             record.lastSeen = t
             record.lastZone = zone ?? record.lastZone
@@ -105,6 +131,24 @@ public struct TagHealth: Sendable {
         }
         records[tag] = record
         return alerts
+    }
+
+    /// One advertisement of the tag heard by `gateway` at `t` (every sighting: cheap, in place). A sighting of an
+    /// earlier window than the one being counted (another gateway's late batch) counts in the current one.
+    public mutating func heard(_ tag: TagID, by gateway: GatewayID, at t: Double) {
+        let window = settings.advertWindowSeconds
+        if records[tag] == nil { records[tag] = Record() }
+        if t >= records[tag]!.countingSince + window {
+            let start = (t / window).rounded(.down) * window
+            let record = records[tag]!
+            if let best = record.counts.values.max(), record.countingSince.isFinite {
+                records[tag]!.seenPerMinute = Double(best) / window * 60
+                records[tag]!.seenUntil = record.countingSince + window
+            }
+            records[tag]!.countingSince = start
+            records[tag]!.counts.removeAll(keepingCapacity: true)
+        }
+        records[tag]!.counts[gateway, default: 0] += 1
     }
 
     /// A TLM frame of the tag.
@@ -150,8 +194,23 @@ public struct TagHealth: Sendable {
                 record.batteryLow = false
             }
         }
+        // The rate it sends at, from the newest frames only (a late batch's older frame would span a reset).
+        if let count = reading.advertisingCount, let uptime = reading.uptime,
+            (record.last?.t ?? -.infinity) <= reading.t
+        {
+            if let from = record.sentFrom, count >= from.count, uptime >= from.uptime - Self.uptimeSlackSeconds {
+                if uptime - from.uptime >= Self.sentRateSeconds {
+                    record.sentPerMinute = Double(count - from.count) / (uptime - from.uptime) * 60
+                    record.sentFrom = (count, uptime)
+                }
+            } else {
+                // The first frame, or a new cell or reboot: the rate starts again from here.
+                record.sentFrom = (count, uptime)
+            }
+        }
         if (record.last?.t ?? -.infinity) <= reading.t { record.last = reading }
         records[tag] = record
+        changed.insert(tag)
         return alerts
     }
 
@@ -166,6 +225,7 @@ public struct TagHealth: Sendable {
             let limit = settings.missingAfter(region: record.region)
             guard now - since >= limit else { continue }
             records[tag]!.missing = true
+            changed.insert(tag)
             var reason = "\(tag) has not been heard for \(Self.duration(now - since))"
             if record.lastSeen != nil {
                 reason +=
@@ -199,6 +259,15 @@ public struct TagHealth: Sendable {
 
     public func isMissing(_ tag: TagID) -> Bool { records[tag]?.missing ?? false }
 
+    /// Its advertisements heard against sent, once a whole window was counted.
+    public func adverts(of tag: TagID) -> TagState.Adverts? {
+        guard let record = records[tag], let seen = record.seenPerMinute else { return nil }
+        let expected = record.sentPerMinute ?? settings.advertInterval(region: record.region).map { 60 / $0 }
+        return TagState.Adverts(
+            seenPerMinute: (seen * 100).rounded() / 100, expectedPerMinute: expected.map { ($0 * 100).rounded() / 100 },
+            t: record.seenUntil)
+    }
+
     /// Adds what is known of the tag's health to its retained state: where it was last heard, its battery and last TLM
     /// frame, and `missing` while it is.
     public func decorate(_ state: inout TagState) {
@@ -212,6 +281,76 @@ public struct TagHealth: Sendable {
                 secondsSinceBoot: $0.uptime)
         }
         state.missing = record.missing ? true : nil
+        state.adverts = adverts(of: state.tag)
+    }
+
+    // MARK: Kept in the store
+
+    /// A tag's health as the store keeps it: the record, and its battery's latest hourly reading.
+    public struct Saved: Sendable, Hashable {
+        public var tag: TagID
+        public var region: String?
+        public var lastSeen: Double?
+        public var lastZone: ZoneID?
+        public var lastGateway: GatewayID?
+        public var batteryLow: Bool
+        public var missing: Bool
+        public var last: Reading?
+        /// The hour (unix seconds / 3600) and millivolts of the newest hourly reading.
+        public var hourly: (hour: Int, milliVolts: Int)?
+
+        public static func == (a: Saved, b: Saved) -> Bool {
+            a.tag == b.tag && a.region == b.region && a.lastSeen == b.lastSeen && a.lastZone == b.lastZone
+                && a.lastGateway == b.lastGateway && a.batteryLow == b.batteryLow && a.missing == b.missing
+                && a.last == b.last && a.hourly?.hour == b.hourly?.hour && a.hourly?.milliVolts == b.hourly?.milliVolts
+        }
+
+        public func hash(into hasher: inout Hasher) { hasher.combine(tag) }
+    }
+
+    /// How often a tag heard without news (no alert, no change of its flags) is written again: its last seen and its
+    /// battery's hour.
+    public static let saveSeconds = 300.0
+
+    /// The tags whose health changed since they were last taken, as the store keeps them: at once when a flag (low,
+    /// missing) changed, otherwise at most every `saveSeconds` per tag.
+    public mutating func takeChanges(at now: Double) -> [Saved] {
+        var taken: [Saved] = []
+        for tag in changed {
+            guard let record = records[tag] else {
+                changed.remove(tag)
+                continue
+            }
+            let before = saved[tag]
+            let flagsMoved = before.map { $0.low != record.batteryLow || $0.missing != record.missing } ?? true
+            guard flagsMoved || now - (before?.at ?? -.infinity) >= Self.saveSeconds else { continue }
+            changed.remove(tag)
+            saved[tag] = (now, record.batteryLow, record.missing)
+            taken.append(
+                Saved(
+                    tag: tag, region: record.region, lastSeen: record.lastSeen, lastZone: record.lastZone,
+                    lastGateway: record.lastGateway, batteryLow: record.batteryLow, missing: record.missing,
+                    last: record.last, hourly: record.hourly.last))
+        }
+        return taken.sorted { $0.tag.rawValue < $1.tag.rawValue }
+    }
+
+    /// Carries on from the store: each tag's record, and its hourly readings (oldest first). An alert already raised
+    /// (low, missing) is not raised again.
+    public mutating func restore(_ saved: [Saved], hourly: [TagID: [(hour: Int, milliVolts: Int)]], at now: Double) {
+        for entry in saved {
+            var record = Record()
+            record.region = entry.region
+            record.last = entry.last
+            record.hourly = Array((hourly[entry.tag] ?? []).suffix(Self.keptHours))
+            record.lastSeen = entry.lastSeen
+            record.lastZone = entry.lastZone
+            record.lastGateway = entry.lastGateway
+            record.batteryLow = entry.batteryLow
+            record.missing = entry.missing
+            records[entry.tag] = record
+            self.saved[entry.tag] = (now, entry.batteryLow, entry.missing)
+        }
     }
 
     /// mV per week: the least-squares slope of the hourly readings since the battery last rose by more than 100 mV (a

@@ -8,6 +8,19 @@ extension TagState {
         var out = JSONOutput()
         out.bytes.reserveCapacity(192 + gateways.count * 110)
         out.raw("{")
+        if let adverts {
+            if let expected = adverts.expectedPerMinute {
+                out.raw("\"adverts\":{\"expectedPerMinute\":")
+                guard out.number(expected) else { return nil }
+                out.raw(",\"seenPerMinute\":")
+            } else {
+                out.raw("\"adverts\":{\"seenPerMinute\":")
+            }
+            guard out.number(adverts.seenPerMinute) else { return nil }
+            out.raw(",\"t\":")
+            guard out.number(adverts.t) else { return nil }
+            out.raw("},")
+        }
         if let battery {
             out.raw("\"battery\":{\"level\":")
             out.string(battery.level.rawValue)

@@ -87,6 +87,24 @@ public struct TagState: Sendable, Hashable, Codable {
         }
     }
 
+    /// How many of its advertisements the gateways hear (issue 23): a tag heard far less often than it sends is behind
+    /// a wall, in a pocket or drawer, or its battery is sagging.
+    public struct Adverts: Sendable, Hashable, Codable {
+        /// Per minute, by the gateway that heard most of them, over the last whole window.
+        public var seenPerMinute: Double
+        /// Per minute as the tag sends them: from its TLM frames' advert count and uptime, or hub.yaml's
+        /// `tagHealth.advertIntervalSeconds`; absent when neither tells.
+        public var expectedPerMinute: Double?
+        /// The end of the window counted.
+        public var t: Double
+
+        public init(seenPerMinute: Double, expectedPerMinute: Double?, t: Double) {
+            self.seenPerMinute = seenPerMinute
+            self.expectedPerMinute = expectedPerMinute
+            self.t = t
+        }
+    }
+
     public var version: Int
     public var tag: TagID
     public var beacon: String
@@ -108,6 +126,8 @@ public struct TagState: Sendable, Hashable, Codable {
     public var telemetry: TagTelemetry?
     /// `true` while the tag is missing (not heard for hub.yaml's `tagHealth.missingAfterSeconds`); absent otherwise.
     public var missing: Bool?
+    /// Advertisements heard against sent; absent until a whole window was counted.
+    public var adverts: Adverts?
 
     public init(
         tag: TagID, beacon: String, state: State, zone: ZoneID?, since: Double, confidence: Double,
@@ -127,7 +147,7 @@ public struct TagState: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case version, tag, beacon, state, zone, since, confidence, lastSeen, gateways, position
-        case lastSeenZone, lastSeenGateway, battery, telemetry, missing
+        case lastSeenZone, lastSeenGateway, battery, telemetry, missing, adverts
     }
 
     /// Writes `zone` as an explicit `null` while `outside`: the contract lists it on every state (docs/mqtt.md).
@@ -148,6 +168,7 @@ public struct TagState: Sendable, Hashable, Codable {
         try container.encodeIfPresent(battery, forKey: .battery)
         try container.encodeIfPresent(telemetry, forKey: .telemetry)
         try container.encodeIfPresent(missing, forKey: .missing)
+        try container.encodeIfPresent(adverts, forKey: .adverts)
     }
 }
 

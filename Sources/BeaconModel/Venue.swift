@@ -246,23 +246,26 @@ public struct Venue: Sendable, Hashable, Decodable {
             public var deadBelowMilliVolts: Int
             /// Seconds after the run's start when the battery is replaced; never when absent.
             public var replacedAfterSeconds: Double?
+            /// The new cell's voltage; `milliVolts` when absent.
+            public var newCellMilliVolts: Int?
             /// Every n-th advertisement is a TLM frame (the rest the tag's identity), as Eddystone tags interleave
             /// them.
             public var tlmEvery: Int
 
             enum CodingKeys: String, CodingKey, CaseIterable {
-                case milliVolts, drainPerHour, deadBelowMilliVolts, replacedAfterSeconds, tlmEvery
+                case milliVolts, drainPerHour, deadBelowMilliVolts, replacedAfterSeconds, tlmEvery, newCellMilliVolts
             }
 
             public init(
                 milliVolts: Int = 3000, drainPerHour: Double = 0, deadBelowMilliVolts: Int = 2000,
-                replacedAfterSeconds: Double? = nil, tlmEvery: Int = 10
+                replacedAfterSeconds: Double? = nil, tlmEvery: Int = 10, newCellMilliVolts: Int? = nil
             ) {
                 self.milliVolts = milliVolts
                 self.drainPerHour = drainPerHour
                 self.deadBelowMilliVolts = deadBelowMilliVolts
                 self.replacedAfterSeconds = replacedAfterSeconds
                 self.tlmEvery = tlmEvery
+                self.newCellMilliVolts = newCellMilliVolts
             }
 
             public init(from decoder: any Decoder) throws {
@@ -272,10 +275,16 @@ public struct Venue: Sendable, Hashable, Decodable {
                     drainPerHour: try container.decodeIfPresent(Double.self, forKey: .drainPerHour) ?? 0,
                     deadBelowMilliVolts: try container.decodeIfPresent(Int.self, forKey: .deadBelowMilliVolts) ?? 2000,
                     replacedAfterSeconds: try container.decodeIfPresent(Double.self, forKey: .replacedAfterSeconds),
-                    tlmEvery: try container.decodeIfPresent(Int.self, forKey: .tlmEvery) ?? 10)
+                    tlmEvery: try container.decodeIfPresent(Int.self, forKey: .tlmEvery) ?? 10,
+                    newCellMilliVolts: try container.decodeIfPresent(Int.self, forKey: .newCellMilliVolts))
                 guard (1000...5000).contains(milliVolts) else {
                     throw DecodingError.dataCorruptedError(
                         forKey: .milliVolts, in: container, debugDescription: "expected millivolts in 1000...5000")
+                }
+                guard newCellMilliVolts.map({ (1000...5000).contains($0) }) ?? true else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .newCellMilliVolts, in: container,
+                        debugDescription: "expected millivolts in 1000...5000")
                 }
                 guard drainPerHour >= 0, drainPerHour.isFinite else {
                     throw DecodingError.dataCorruptedError(
@@ -298,8 +307,10 @@ public struct Venue: Sendable, Hashable, Decodable {
 
             /// The cell's voltage `elapsed` seconds after the run's start, and the seconds since it was put in.
             public func state(elapsed: Double) -> (milliVolts: Double, sinceInserted: Double) {
-                let since = replacedAfterSeconds.map { elapsed >= $0 ? elapsed - $0 : elapsed } ?? elapsed
-                return (Double(milliVolts) - drainPerHour * since / 3600, since)
+                let replaced = replacedAfterSeconds.map { elapsed >= $0 } ?? false
+                let since = replaced ? elapsed - replacedAfterSeconds! : elapsed
+                let start = replaced ? newCellMilliVolts ?? milliVolts : milliVolts
+                return (Double(start) - drainPerHour * since / 3600, since)
             }
         }
 

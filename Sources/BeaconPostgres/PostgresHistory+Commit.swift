@@ -92,6 +92,31 @@ extension PostgresHistory.Writer {
                          AS u(t, g, b, r, p)
                     """, logger: logger)
             }
+            for row in journal.tagHealth {
+                try await connection.query(
+                    """
+                    INSERT INTO tag_health (site, tag, region, last_seen, last_zone, last_gateway, battery_low, missing,
+                    tlm_t, milli_volts, temperature, advertising_count, uptime)
+                    VALUES (\(site), \(row.liveTag), \(row.region), \(row.lastSeen), \(row.lastZone), \(row.lastGateway),
+                    \(row.batteryLow), \(row.missing), \(row.tlmT), \(row.milliVolts.map { Int32(clamping: $0) }),
+                    \(row.temperature), \(row.advertisingCount), \(row.uptime))
+                    ON CONFLICT (site, tag) DO UPDATE SET region = excluded.region, last_seen = excluded.last_seen,
+                    last_zone = excluded.last_zone, last_gateway = excluded.last_gateway,
+                    battery_low = excluded.battery_low, missing = excluded.missing, tlm_t = excluded.tlm_t,
+                    milli_volts = excluded.milli_volts, temperature = excluded.temperature,
+                    advertising_count = excluded.advertising_count, uptime = excluded.uptime
+                    """, logger: logger)
+            }
+            if !journal.batteryReadings.isEmpty {
+                let readings = journal.batteryReadings
+                try await connection.query(
+                    """
+                    INSERT INTO battery_hourly (site, tag, hour, milli_volts)
+                    SELECT \(site), k, h, m FROM unnest(\(readings.map(\.key)), \(readings.map(\.hour)),
+                                                        \(readings.map { Int32(clamping: $0.milliVolts) })) AS u(k, h, m)
+                    ON CONFLICT (site, tag, hour) DO UPDATE SET milli_volts = excluded.milli_volts
+                    """, logger: logger)
+            }
             for key in dirty.sorted(by: { ($0.zone, $0.hour) < ($1.zone, $1.hour) }) {
                 try await Self.recomputeDwell(key, connection, logger)
             }

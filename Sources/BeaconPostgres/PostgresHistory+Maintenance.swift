@@ -96,7 +96,8 @@ extension PostgresHistory {
             for (table, column, values) in [
                 ("visits", "tag", [key]), ("open_visits", "tag", [key]), ("transitions", "tag", [key]),
                 ("events", "tag", [key]), ("tags", "tag", [key]), ("live_tags", "tag", [liveTag]),
-                ("sightings", "beacon", beacons.sorted()),
+                ("sightings", "beacon", beacons.sorted()), ("tag_health", "tag", [liveTag]),
+                ("battery_hourly", "tag", [key]),
             ] {
                 var count = 0
                 for try await _ in try await connection.query(
@@ -141,6 +142,23 @@ extension PostgresHistory.Writer {
             }
             for try await _ in try await connection.query(
                 "DELETE FROM sightings WHERE t < \(cutoff) RETURNING 1", logger: logger
+            ) { removed += 1 }
+            return removed
+        } catch {
+            await disconnect(releasing: false)
+            throw StoreError(postgres: error, location: location)
+        }
+    }
+
+    /// Deletes this site's hourly battery readings of hours before `cutoff`.
+    func pruneBatteryReadings(before cutoff: Double) async throws -> Int {
+        let logger = self.logger
+        let connection = try await locked()
+        do {
+            var removed = 0
+            let hour = Int64((cutoff / 3600).rounded(.down))
+            for try await _ in try await connection.query(
+                "DELETE FROM battery_hourly WHERE site = \(site) AND hour < \(hour) RETURNING 1", logger: logger
             ) { removed += 1 }
             return removed
         } catch {

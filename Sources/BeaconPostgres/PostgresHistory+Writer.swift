@@ -219,6 +219,36 @@ extension PostgresHistory {
                             tag: tag, beacon: beacon, state: state, zone: zone, since: since, confidence: confidence,
                             updated: updated))
                 }
+                for try await row in try await connection.query(
+                    """
+                    SELECT tag, region, last_seen, last_zone, last_gateway, battery_low, missing, tlm_t, milli_volts,
+                    temperature, advertising_count, uptime FROM tag_health WHERE site = \(site) ORDER BY tag
+                    """, logger: logger
+                ) {
+                    let (tag, region, seen, zone, gateway, low, missing, tlmT, milliVolts, temperature, count, uptime) =
+                        try row.decode(
+                            (
+                                String, String?, Double?, String?, String?, Bool, Bool, Double?, Int32?, Double?,
+                                Int64?,
+                                Double?
+                            ).self)
+                    recovered.tagHealth.append(
+                        HubJournal.TagHealthRow(
+                            liveTag: tag, region: region, lastSeen: seen, lastZone: zone, lastGateway: gateway,
+                            batteryLow: low, missing: missing, tlmT: tlmT, milliVolts: milliVolts.map(Int.init),
+                            temperature: temperature, advertisingCount: count, uptime: uptime))
+                }
+                let since =
+                    Int64((Date().timeIntervalSince1970 / 3600).rounded(.down)) - HubStore.Recovered.batteryHours
+                for try await (tag, hour, milliVolts) in try await connection.query(
+                    """
+                    SELECT tag, hour, milli_volts FROM battery_hourly WHERE site = \(site) AND hour >= \(since)
+                    ORDER BY tag, hour
+                    """, logger: logger
+                ).decode((String, Int64, Int32).self) {
+                    recovered.batteryReadings.append(
+                        HubJournal.BatteryReading(key: tag, hour: hour, milliVolts: Int(milliVolts)))
+                }
                 return recovered
             }
         }

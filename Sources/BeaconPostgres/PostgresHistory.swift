@@ -140,6 +140,11 @@ public final class PostgresHistory: HistoryStore {
         return try await writer.pruneSightings(before: cutoff)
     }
 
+    public func pruneBatteryReadings(before cutoff: Double) async throws -> Int {
+        try await ensureSchema()
+        return try await writer.pruneBatteryReadings(before: cutoff)
+    }
+
     /// Deletes the tag's rows in **every** site of the database (a person asking to be forgotten is forgotten
     /// everywhere).
     public func forget(key: String, liveTag: String, beaconKey: String?) async throws -> HubStore.Forgotten {

@@ -128,6 +128,25 @@ public enum PostgresSchema {
             );
             """
         ),
+        (
+            "pg-4",
+            """
+            -- Tags' health per site (docs/storage.md): each tag's last TLM frame, where it was last heard and its
+            -- alerts' state, under its real id (as live_tags); and its battery, one reading an hour, under the
+            -- history's id.
+            CREATE TABLE tag_health (
+                site text NOT NULL, tag text NOT NULL, region text, last_seen float8, last_zone text,
+                last_gateway text, battery_low boolean NOT NULL, missing boolean NOT NULL, tlm_t float8,
+                milli_volts integer, temperature float8, advertising_count bigint, uptime float8,
+                PRIMARY KEY (site, tag)
+            );
+            CREATE TABLE battery_hourly (
+                site text NOT NULL, tag text NOT NULL, hour bigint NOT NULL, milli_volts integer NOT NULL,
+                PRIMARY KEY (site, tag, hour)
+            );
+            CREATE INDEX battery_hourly_hour ON battery_hourly (site, hour);
+            """
+        ),
     ]
 
     /// A migration's statements: split at each `;` that ends a line, comment lines dropped.

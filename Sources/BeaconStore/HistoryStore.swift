@@ -25,6 +25,8 @@ public protocol HistoryStore: AnyObject, Sendable {
     func commit(_ journal: HubJournal, at now: Double) async throws -> HubStore.CommitResult
     /// Deletes raw sightings scanned before `cutoff` (retention). Returns how many went.
     func pruneSightings(before cutoff: Double) async throws -> Int
+    /// Deletes hourly battery readings of hours before `cutoff` (retention). Returns how many went.
+    func pruneBatteryReadings(before cutoff: Double) async throws -> Int
     /// Deletes every row about one tag (`HubStore.forget` says which).
     func forget(key: String, liveTag: String, beaconKey: String?) async throws -> HubStore.Forgotten
     /// A value of the `meta` table (`site`, `pseudonym_key`).

@@ -157,6 +157,58 @@ public struct HubJournal: Sendable, Hashable {
         }
     }
 
+    /// A tag's health as the hub keeps it (issue 23): upserted into `tag_health`, keyed by its real id (as
+    /// `live_tags`: the hub's working state, removed by `forget`).
+    public struct TagHealthRow: Sendable, Hashable {
+        public var liveTag: String
+        public var region: String?
+        public var lastSeen: Double?
+        public var lastZone: String?
+        public var lastGateway: String?
+        public var batteryLow: Bool
+        public var missing: Bool
+        /// The last TLM frame: when, and what it said.
+        public var tlmT: Double?
+        public var milliVolts: Int?
+        public var temperature: Double?
+        public var advertisingCount: Int64?
+        public var uptime: Double?
+
+        public init(
+            liveTag: String, region: String?, lastSeen: Double?, lastZone: String?, lastGateway: String?,
+            batteryLow: Bool, missing: Bool, tlmT: Double?, milliVolts: Int?, temperature: Double?,
+            advertisingCount: Int64?, uptime: Double?
+        ) {
+            self.liveTag = liveTag
+            self.region = region
+            self.lastSeen = lastSeen
+            self.lastZone = lastZone
+            self.lastGateway = lastGateway
+            self.batteryLow = batteryLow
+            self.missing = missing
+            self.tlmT = tlmT
+            self.milliVolts = milliVolts
+            self.temperature = temperature
+            self.advertisingCount = advertisingCount
+            self.uptime = uptime
+        }
+    }
+
+    /// A tag's battery in one hour (the hour's last reading): upserted into `battery_hourly`, under the id the history
+    /// tables hold (`key`: the tag id, or its pseudonym).
+    public struct BatteryReading: Sendable, Hashable {
+        public var key: String
+        /// Unix hour (seconds / 3600, rounded down).
+        public var hour: Int64
+        public var milliVolts: Int
+
+        public init(key: String, hour: Int64, milliVolts: Int) {
+            self.key = key
+            self.hour = hour
+            self.milliVolts = milliVolts
+        }
+    }
+
     public var batches: [Batch] = []
     public var lost: [LostBatches] = []
     public var adopted: [AdoptedAck] = []
@@ -164,17 +216,20 @@ public struct HubJournal: Sendable, Hashable {
     public var events: [Event] = []
     public var statuses: [GatewayStatus] = []
     public var sightings: [Sighting] = []
+    public var tagHealth: [TagHealthRow] = []
+    public var batteryReadings: [BatteryReading] = []
 
     public init() {}
 
     public var isEmpty: Bool {
         batches.isEmpty && lost.isEmpty && adopted.isEmpty && moves.isEmpty && events.isEmpty && statuses.isEmpty
-            && sightings.isEmpty
+            && sightings.isEmpty && tagHealth.isEmpty && batteryReadings.isEmpty
     }
 
     /// Rows this journal writes (for figures).
     public var rowCount: Int {
         batches.count + lost.count + adopted.count + moves.count + events.count + statuses.count + sightings.count
+            + tagHealth.count + batteryReadings.count
     }
 
     /// Appends `later` (a journal taken after this one) so both commit together.
@@ -186,5 +241,7 @@ public struct HubJournal: Sendable, Hashable {
         events += later.events
         statuses += later.statuses
         sightings += later.sightings
+        tagHealth += later.tagHealth
+        batteryReadings += later.batteryReadings
     }
 }

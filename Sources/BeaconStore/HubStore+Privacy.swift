@@ -18,6 +18,7 @@ extension HubStore {
             for (table, column, value) in [
                 ("visits", "tag", key), ("transitions", "tag", key), ("events", "tag", key), ("tags", "tag", key),
                 ("live_tags", "tag", liveTag), ("sightings", "beacon", beaconKey ?? storedBeacon ?? key),
+                ("tag_health", "tag", liveTag), ("battery_hourly", "tag", key),
             ] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: [value])
                 deleted[table] = db.changesCount

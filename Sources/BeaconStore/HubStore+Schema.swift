@@ -95,5 +95,21 @@ extension HubStore {
             );
             """
         ),
+        (
+            "hub-3",
+            """
+            -- Tags' health (docs/storage.md): each tag's last TLM frame, where it was last heard and its alerts' state,
+            -- under its real id (as live_tags); and its battery, one reading an hour, under the history's id.
+            CREATE TABLE tag_health (
+                tag TEXT PRIMARY KEY, region TEXT, last_seen REAL, last_zone TEXT, last_gateway TEXT,
+                battery_low INTEGER NOT NULL, missing INTEGER NOT NULL, tlm_t REAL, milli_volts INTEGER,
+                temperature REAL, advertising_count INTEGER, uptime REAL
+            );
+            CREATE TABLE battery_hourly (
+                tag TEXT NOT NULL, hour INTEGER NOT NULL, milli_volts INTEGER NOT NULL, PRIMARY KEY (tag, hour)
+            ) WITHOUT ROWID;
+            CREATE INDEX battery_hourly_hour ON battery_hourly (hour);
+            """
+        ),
     ]
 }

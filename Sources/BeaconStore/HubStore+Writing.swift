@@ -16,6 +16,15 @@ extension HubStore {
         try database.writeNow { db in try Self.write(journal, at: now, tripGap: tripGapSeconds, db) }
     }
 
+    /// Deletes hourly battery readings of hours before `cutoff` (`store.batteryRetentionDays`). Returns how many went.
+    public func pruneBatteryReadings(before cutoff: Double) async throws -> Int {
+        try await database.write { db in
+            try db.execute(
+                sql: "DELETE FROM battery_hourly WHERE hour < ?", arguments: [Int64((cutoff / 3600).rounded(.down))])
+            return db.changesCount
+        }
+    }
+
     /// Deletes raw sightings scanned before `cutoff` (retention). Returns how many went.
     public func pruneSightings(before cutoff: Double) async throws -> Int {
         try await database.write { db in
@@ -113,6 +122,27 @@ extension HubStore {
                 try insert.execute(arguments: [
                     sighting.t, sighting.gateway, sighting.beaconKey, sighting.rssi, sighting.txPower,
                 ])
+            }
+        }
+        if !journal.tagHealth.isEmpty {
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO tag_health (tag, region, last_seen, last_zone, last_gateway, battery_low,
+                    missing, tlm_t, milli_volts, temperature, advertising_count, uptime)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+            for row in journal.tagHealth {
+                try upsert.execute(arguments: [
+                    row.liveTag, row.region, row.lastSeen, row.lastZone, row.lastGateway, row.batteryLow, row.missing,
+                    row.tlmT, row.milliVolts, row.temperature, row.advertisingCount, row.uptime,
+                ])
+            }
+        }
+        if !journal.batteryReadings.isEmpty {
+            let upsert = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO battery_hourly (tag, hour, milli_volts) VALUES (?, ?, ?)")
+            for reading in journal.batteryReadings {
+                try upsert.execute(arguments: [reading.key, reading.hour, reading.milliVolts])
             }
         }
         for key in dirtyDwell { try recomputeDwell(key, db) }

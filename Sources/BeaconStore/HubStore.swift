@@ -59,6 +59,11 @@ public final class HubStore: HistoryStore {
         /// duplicate.
         public var committedBeyondAck: [Ack] = []
         public var liveTags: [LiveTag] = []
+        /// Tags' health, and their hourly battery readings of the last `batteryHours` hours, oldest first.
+        public var tagHealth: [HubJournal.TagHealthRow] = []
+        public var batteryReadings: [HubJournal.BatteryReading] = []
+        /// Hours of battery readings a starting hub reads back: the eight weeks its trend looks at.
+        public static let batteryHours: Int64 = 8 * 7 * 24
 
         public init() {}
     }
@@ -254,6 +259,14 @@ public final class HubStore: HistoryStore {
 
     // MARK: Start-up
 
+    static func tagHealth(_ row: Row) -> HubJournal.TagHealthRow {
+        HubJournal.TagHealthRow(
+            liveTag: row["tag"], region: row["region"], lastSeen: row["last_seen"], lastZone: row["last_zone"],
+            lastGateway: row["last_gateway"], batteryLow: row["battery_low"], missing: row["missing"],
+            tlmT: row["tlm_t"], milliVolts: row["milli_volts"], temperature: row["temperature"],
+            advertisingCount: row["advertising_count"], uptime: row["uptime"])
+    }
+
     /// The acknowledgements, committed-but-unacknowledged batches and live tags a starting hub carries on from.
     /// `recentBoots`: how many of each gateway's latest boots to read batches of (the acknowledgement's own limit).
     public func recover(recentBoots: Int) async throws -> Recovered {
@@ -283,6 +296,12 @@ public final class HubStore: HistoryStore {
                     tag: row["tag"], beacon: row["beacon"], state: row["state"], zone: row["zone"],
                     since: row["since"], confidence: row["confidence"], updated: row["updated"])
             }
+            recovered.tagHealth = try Row.fetchAll(db, sql: "SELECT * FROM tag_health ORDER BY tag").map(Self.tagHealth)
+            let hour = Int64((Date().timeIntervalSince1970 / 3600).rounded(.down)) - Recovered.batteryHours
+            recovered.batteryReadings = try Row.fetchAll(
+                db, sql: "SELECT tag, hour, milli_volts FROM battery_hourly WHERE hour >= ? ORDER BY tag, hour",
+                arguments: [hour]
+            ).map { HubJournal.BatteryReading(key: $0["tag"], hour: $0["hour"], milliVolts: $0["milli_volts"]) }
             return recovered
         }
     }

@@ -104,6 +104,8 @@ struct TagView: Encodable {
     var telemetry: TagState.TagTelemetry?
     /// `true` while missing; absent otherwise, as in the tag state.
     var missing: Bool?
+    /// Advertisements heard against sent.
+    var adverts: TagState.Adverts?
 
     init(_ state: TagState) {
         tag = state.tag.rawValue
@@ -121,6 +123,7 @@ struct TagView: Encodable {
         battery = state.battery
         telemetry = state.telemetry
         missing = state.missing
+        adverts = state.adverts
     }
 }
 

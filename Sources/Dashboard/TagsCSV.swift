@@ -6,7 +6,7 @@ import Foundation
 enum TagsCSV {
     static let columns = [
         "tag", "beacon", "state", "zone", "lastSeen", "lastSeenZone", "lastSeenGateway", "batteryMilliVolts",
-        "batteryLevel", "batteryTrendPerWeek", "missing",
+        "batteryLevel", "batteryTrendPerWeek", "missing", "advertsSeenPerMinute", "advertsExpectedPerMinute",
     ]
 
     static func render(_ tags: [TagState]) -> String {
@@ -17,6 +17,8 @@ enum TagsCSV {
                 tag.lastSeen.map(isoTime) ?? "", tag.lastSeenZone?.rawValue ?? "", tag.lastSeenGateway?.rawValue ?? "",
                 tag.battery.map { String($0.milliVolts) } ?? "", tag.battery?.level.rawValue ?? "",
                 tag.battery?.trendPerWeek.map(number) ?? "", tag.missing == true ? "true" : "false",
+                tag.adverts.map { number($0.seenPerMinute) } ?? "",
+                tag.adverts?.expectedPerMinute.map(number) ?? "",
             ])
         }
         return text

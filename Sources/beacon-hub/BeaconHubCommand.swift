@@ -22,7 +22,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
             Run.self, Serve.self, Check.self, Watch.self, Replay.self, Calibrate.self, Visits.self, Dwell.self,
             Routes.self,
             Occupancy.self,
-            Forget.self, Backup.self,
+            Forget.self, Backup.self, Tags.self,
         ],
         defaultSubcommand: Run.self
     )
@@ -217,6 +217,76 @@ struct BeaconHubCommand: AsyncParsableCommand {
             }
             if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
             print(ReplayTool.report(summary))
+        }
+    }
+
+    struct Tags: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the tags that need someone: a low battery, or not heard for a while.",
+            discussion: """
+                Asks the running hub (its dashboard's /api/tags: the tags' retained states with their battery and \
+                last seen), at --live or at hub.yaml's http: address. With --battery-below and --missing-for, a tag \
+                matching either is listed; without them, every tag. Lowest battery first, then the longest unheard. \
+                docs/hub.md, "Tags that need someone".
+                """)
+
+        @Option(help: "Path of hub.yaml (its http: section gives the hub's address and token file).")
+        var config = "/etc/beacontracker/hub.yaml"
+
+        @Option(help: "The running hub's dashboard address (http://host:port), instead of hub.yaml's.")
+        var live: String?
+
+        @Option(help: "A file holding the hub's API token (default: hub.yaml's http.tokenFile).")
+        var tokenFile: String?
+
+        @Option(help: "List tags whose battery reads below this many millivolts.")
+        var batteryBelow: Int?
+
+        @Option(help: "List tags not heard for this long: seconds, or 24h, 1d12h, 90m.")
+        var missingFor: String?
+
+        @Option(help: "table, csv or json.")
+        var format: HistoryTool.Format = .table
+
+        func run() async throws {
+            var selection = TagsTool.Selection(batteryBelow: batteryBelow)
+            if let missingFor {
+                guard let seconds = TagsTool.parseDuration(missingFor) else {
+                    print(
+                        "error: --missing-for takes seconds or a duration such as 24h, 1d12h or 90m, not \(missingFor)")
+                    throw ExitCode(64)
+                }
+                selection.missingFor = seconds
+            }
+            var url = live
+            var tokenPath = tokenFile
+            // hub.yaml is read when it is needed (no --live), or when it is there to name the token file.
+            if live == nil || (tokenFile == nil && FileManager.default.fileExists(atPath: config)) {
+                do {
+                    let configuration = try HubConfiguration.load(from: config)
+                    url = url ?? TagsTool.url(of: configuration)
+                    tokenPath = tokenPath ?? configuration.http?.tokenFile
+                } catch {
+                    print("error: \(error)")
+                    throw ExitCode(78)
+                }
+            }
+            guard let url else {
+                print("error: \(config) has no http: section (the dashboard): give the hub's address with --live URL")
+                throw ExitCode(64)
+            }
+            do {
+                let token = try tokenPath.map {
+                    try String(contentsOfFile: $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+                print(try await TagsTool.run(url: url, token: token, selection: selection, format: format))
+            } catch let error as LiveCalibrateTool.Failure {
+                print("error: \(error)")
+                throw ExitCode(error.code == nil ? 69 : 65)
+            } catch {
+                print("error: \(error)")
+                throw ExitCode(65)
+            }
         }
     }
 

@@ -11,7 +11,9 @@ import ZoneInference
     static let beacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1"
     static let t0 = 1_800_000_000.0
 
-    static func core(live: String = "", inference: String = "", regions: [TagRegion] = []) throws -> HubCore {
+    static func core(
+        live: String = "", inference: String = "", regions: [TagRegion] = [], persistence: HubCore.Persistence? = nil
+    ) throws -> HubCore {
         let venue = try VenueLoader.decode(
             """
             site: row
@@ -37,7 +39,7 @@ import ZoneInference
         let engine = ZoneEngine(
             venue: venue, settings: configuration.inference,
             directory: TagDirectory(named: [(beacon, "tag-1")], regions: regions))
-        var core = HubCore(configuration: configuration, engine: engine, now: t0)
+        var core = HubCore(configuration: configuration, engine: engine, now: t0, persistence: persistence)
         core.startPublishing()
         _ = core.takeOutgoing()
         return core

@@ -1,6 +1,7 @@
 import BeaconConfig
 import BeaconHub
 import BeaconModel
+import BeaconStore
 import Testing
 
 /// The hub's core with tags' health (issue 23): a TLM frame in a batch feeds the tag's battery, alerts go out as
@@ -55,6 +56,41 @@ import Testing
         let reset = HubCoreTests.events(core.takeOutgoing()).filter { $0.code == "tag-tlm-reset" }
         #expect(reset.map(\.tag) == ["tag-1"], "\(reset)")
         #expect(core.health.battery(of: "tag-1")?.level == .ok)
+    }
+
+    /// The hub keeps tags' health in its database: a restarted hub knows the battery (and its hourly readings) and
+    /// does not say `tag-battery-low` again for a battery still low.
+    @Test func aRestartedHubRemembersTheBatteryAndSaysNothingTwice() throws {
+        let settings = "tagHealth: { batteryLowMilliVolts: 2500 }"
+        var core = try HubCoreTests.core(inference: settings, persistence: HubCore.Persistence())
+        let t0 = HubCoreTests.t0
+        core.apply(Self.tlmBatch(seq: 1, at: t0, milliVolts: 2480, count: 1000), at: t0)
+        core.tick(at: t0 + 1, connected: true)
+        #expect(HubCoreTests.events(core.takeOutgoing()).contains { $0.code == "tag-battery-low" })
+        let journal = core.takeJournal()
+        let row = try #require(journal.tagHealth.first, "the health was journalled")
+        #expect(row.liveTag == "tag-1" && row.batteryLow && row.milliVolts == 2480 && row.advertisingCount == 1000)
+        #expect(row.lastGateway == "gw-a" && !row.missing)
+        #expect(
+            journal.batteryReadings == [
+                HubJournal.BatteryReading(key: "tag-1", hour: Int64((t0 / 3600).rounded(.down)), milliVolts: 2480)
+            ])
+        // Nothing new: nothing journalled again.
+        core.tick(at: t0 + 2, connected: true)
+        #expect(core.takeJournal().tagHealth.isEmpty)
+
+        var recovered = HubStore.Recovered()
+        recovered.tagHealth = journal.tagHealth
+        recovered.batteryReadings = journal.batteryReadings
+        var restarted = try HubCoreTests.core(inference: settings, persistence: HubCore.Persistence())
+        restarted.recover(recovered, at: t0 + 100)
+        #expect(restarted.health.battery(of: "tag-1") == TagHealth.Battery(milliVolts: 2480, level: .low, t: t0))
+        #expect(restarted.health.lastSeen(of: "tag-1")?.gateway == "gw-a")
+        restarted.apply(Self.tlmBatch(seq: 2, at: t0 + 110, milliVolts: 2470, count: 1100), at: t0 + 110)
+        restarted.tick(at: t0 + 111, connected: true)
+        let events = HubCoreTests.events(restarted.takeOutgoing())
+        #expect(!events.contains { $0.code?.hasPrefix("tag-") == true }, "\(events)")
+        #expect(restarted.health.battery(of: "tag-1")?.milliVolts == 2470)
     }
 
     @Test func aNamedTagUnheardIsMissingThenFound() throws {
@@ -121,5 +157,19 @@ import Testing
         ).settings
         #expect(settings.missingAfterSeconds == 86_400 && settings.missingAfterByRegion == ["carts": 3600])
         #expect(settings.batteryRecoveredMilliVolts == 2800)
+        for wrong in [
+            "advertIntervalSeconds: 0", "advertIntervalSecondsByRegion: { carts: -1 }", "advertWindowSeconds: 5",
+        ] {
+            #expect(throws: ConfigError.self, "\(wrong)") {
+                try ConfigLoader.decode(HubTagHealthSettings.self, from: wrong + "\n", file: "hub.yaml")
+            }
+        }
+        let adverts = try ConfigLoader.decode(
+            HubTagHealthSettings.self,
+            from: "advertIntervalSeconds: 1\nadvertIntervalSecondsByRegion: { carts: 5 }\nadvertWindowSeconds: 60\n",
+            file: "hub.yaml"
+        ).settings
+        #expect(adverts.advertIntervalSeconds == 1 && adverts.advertIntervalByRegion == ["carts": 5])
+        #expect(adverts.advertWindowSeconds == 60)
     }
 }

@@ -55,6 +55,58 @@ import Testing
         #expect(health.telemetry(of: "asset-1")?.advertisingCount == 600)
     }
 
+    /// Advertisements heard against sent: the best gateway's count over each whole window, beside the rate the tag's TLM
+    /// frames say it sends at (or hub.yaml's interval for a tag without TLM).
+    @Test func advertsHeardAreCountedPerWindowBesideTheRateSent() {
+        var settings = TagHealth.Settings()
+        settings.advertIntervalByRegion["carts"] = 2
+        var health = TagHealth(settings: settings)
+        let window = settings.advertWindowSeconds
+        let start = (Self.t0 / window).rounded(.up) * window
+        // A guide sending 2 a second; gw-a hears 3 in 4, gw-b 1 in 4; a TLM frame every 10th advert.
+        for index in 0..<Int(2 * window * 2) {
+            let t = start + Double(index) / 2
+            if index % 4 != 3 { health.heard("guide-1", by: "gw-a", at: t) }
+            if index % 4 == 0 { health.heard("guide-1", by: "gw-b", at: t) }
+            if index % 10 == 0 {
+                _ = health.observe(
+                    TagHealth.Reading(
+                        t: t, milliVolts: 2900, advertisingCount: UInt32(5000 + index), uptime: 1000 + Double(index) / 2
+                    ),
+                    of: "guide-1")
+            }
+        }
+        // The first window is whole once the second began; the second is still being counted.
+        let adverts = health.adverts(of: "guide-1")
+        #expect(adverts == TagState.Adverts(seenPerMinute: 90, expectedPerMinute: 120, t: start + window))
+        // A new cell: the rate sent starts again from its first frame, and is kept until two frames tell it anew.
+        _ = health.observe(
+            TagHealth.Reading(t: start + 2 * window, milliVolts: 3000, advertisingCount: 1, uptime: 0.5), of: "guide-1")
+        _ = health.observe(
+            TagHealth.Reading(t: start + 2 * window + 30, milliVolts: 3000, advertisingCount: 31, uptime: 30.5),
+            of: "guide-1")
+        #expect(health.adverts(of: "guide-1")?.expectedPerMinute == 120)
+        _ = health.observe(
+            TagHealth.Reading(t: start + 2 * window + 100, milliVolts: 3000, advertisingCount: 101, uptime: 100.5),
+            of: "guide-1")
+        #expect(health.adverts(of: "guide-1")?.expectedPerMinute == 60)
+
+        // A cart (no TLM) in a region with a configured interval: 30 expected a minute; a gap of windows leaves the
+        // last window heard as the figure.
+        _ = health.seen("cart-1", region: "carts", zone: nil, gateway: "gw-a", at: start)
+        for index in 0..<30 { health.heard("cart-1", by: "gw-a", at: start + Double(index) * 10) }
+        #expect(health.adverts(of: "cart-1") == nil, "no whole window yet")
+        health.heard("cart-1", by: "gw-a", at: start + 10 * window)
+        #expect(
+            health.adverts(of: "cart-1") == TagState.Adverts(seenPerMinute: 6, expectedPerMinute: 30, t: start + window)
+        )
+        // A tag without TLM nor a configured interval: heard only.
+        for index in 0..<10 { health.heard("keys", by: "gw-a", at: start + Double(index)) }
+        health.heard("keys", by: "gw-b", at: start + window)
+        #expect(
+            health.adverts(of: "keys") == TagState.Adverts(seenPerMinute: 2, expectedPerMinute: nil, t: start + window))
+    }
+
     @Test func aTagUnheardForItsRegionsTimeIsMissingOnceThenFound() {
         var settings = TagHealth.Settings()
         settings.missingAfterByRegion["carts"] = 3600

@@ -77,6 +77,12 @@ import Testing
                 secondsSinceBoot: random.chance(0.7) ? RandomBatch.double(using: &random) : nil)
         }
         if random.chance(0.3) { tagState.missing = random.chance(0.5) }
+        if random.chance(0.5) {
+            tagState.adverts = TagState.Adverts(
+                seenPerMinute: RandomBatch.double(using: &random),
+                expectedPerMinute: random.chance(0.6) ? RandomBatch.double(using: &random) : nil,
+                t: RandomBatch.double(using: &random))
+        }
         return tagState
     }
 }

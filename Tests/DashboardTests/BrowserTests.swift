@@ -138,7 +138,8 @@ import Testing
             lastSeen: now - 3600, lastSeenZone: "egypt", lastSeenGateway: "gw-egypt",
             battery: TagState.Battery(milliVolts: 2950, level: .ok, t: now - 3600, trendPerWeek: -4.25),
             telemetry: TagState.TagTelemetry(
-                t: now - 3600, temperatureCelsius: 21.5, advertisingCount: 5000, secondsSinceBoot: 7200))
+                t: now - 3600, temperatureCelsius: 21.5, advertisingCount: 5000, secondsSinceBoot: 7200),
+            adverts: TagState.Adverts(seenPerMinute: 54.2, expectedPerMinute: 60, t: now - 3600))
         try fixture.place(
             "guide-b", in: "rome", gateway: "gw-rome", at: now,
             beacon: "eddystone-uid:edd1ebeac04e5defa017:00000000000b",
@@ -184,7 +185,8 @@ import Testing
                 const rows = [...document.querySelectorAll('#tags-table tbody tr')];
                 return rows.map(r => [r.dataset.tag, r.className, getComputedStyle(r.cells[0]).backgroundColor,
                   r.querySelector('td.level').textContent, r.querySelector('td.missing-flag').textContent,
-                  r.querySelector('td.trend').textContent, r.querySelector('td.last-zone').textContent]);
+                  r.querySelector('td.trend').textContent, r.querySelector('td.last-zone').textContent,
+                  r.querySelector('td.adverts').textContent]);
                 """) as? [[String]]
         let byTag = Dictionary((marks ?? []).map { ($0[0], $0) }, uniquingKeysWith: { a, _ in a })
         #expect(byTag["guide-b"]?[1] == "low" && byTag["guide-d"]?[1] == "low missing", "\(byTag)")
@@ -194,6 +196,8 @@ import Testing
         #expect(byTag["guide-b"]?[3] == "low" && byTag["guide-c"]?[3] == "no TLM (iBeacon)", "\(byTag)")
         #expect(byTag["guide-c"]?[4] == "missing" && byTag["guide-a"]?[4] == "", "\(byTag)")
         #expect(byTag["guide-b"]?[5] == "-35.5" && byTag["guide-b"]?[6] == "Rome", "\(byTag)")
+        // Adverts heard a minute against sent, where a whole window was counted.
+        #expect(byTag["guide-a"]?[7] == "54 / 60" && byTag["guide-b"]?[7] == "–", "\(byTag)")
 
         // Export CSV: a plain link to the API with the page's token as access_token, in the table's order.
         let link = try await driver.run("return document.getElementById('tags-csv').getAttribute('href')") as? String

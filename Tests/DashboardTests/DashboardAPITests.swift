@@ -78,7 +78,8 @@ import Testing
             lastSeenGateway: "gw-egypt",
             battery: TagState.Battery(milliVolts: 2450, level: .low, t: start - 5, trendPerWeek: -35.5),
             telemetry: TagState.TagTelemetry(
-                t: start - 5, temperatureCelsius: 21.5, advertisingCount: 123_456, secondsSinceBoot: 86_400))
+                t: start - 5, temperatureCelsius: 21.5, advertisingCount: 123_456, secondsSinceBoot: 86_400),
+            adverts: TagState.Adverts(seenPerMinute: 51.2, expectedPerMinute: 60, t: start - 60))
         // An iBeacon sends no telemetry: no battery, no telemetry; last heard a day ago in rome, and missing since.
         try fixture.place(
             "visitor-1", in: nil, state: .outside, at: start, lastSeen: start - 90_000, lastSeenZone: "rome",
@@ -94,6 +95,9 @@ import Testing
             telemetry?["advertisingCount"] as? Int == 123_456 && telemetry?["secondsSinceBoot"] as? Double == 86_400)
         #expect(guide["lastSeenZone"] as? String == "egypt" && guide["lastSeenGateway"] as? String == "gw-egypt")
         #expect(guide["missing"] == nil, "absent while not missing, as in the tag state")
+        let adverts = guide["adverts"] as? [String: Any]
+        #expect(adverts?["seenPerMinute"] as? Double == 51.2 && adverts?["expectedPerMinute"] as? Double == 60)
+        #expect(adverts?["t"] as? Double == start - 60)
         // Every field it had before stays.
         for field in ["tag", "beacon", "state", "zone", "since", "confidence", "lastSeen", "proximity", "gateways"] {
             #expect(guide[field] != nil, "\(field) is gone")
@@ -102,7 +106,7 @@ import Testing
         let tags = try await fixture.get("/api/tags").json["tags"] as? [[String: Any]] ?? []
         let visitor = tags.first { $0["tag"] as? String == "visitor-1" }
         #expect(visitor?["missing"] as? Bool == true)
-        #expect(visitor?["battery"] == nil && visitor?["telemetry"] == nil)
+        #expect(visitor?["battery"] == nil && visitor?["telemetry"] == nil && visitor?["adverts"] == nil)
         #expect(visitor?["lastSeen"] as? Double == start - 90_000 && visitor?["lastSeenZone"] as? String == "rome")
         #expect(visitor?["lastSeenGateway"] as? String == "gw-rome")
 
@@ -163,7 +167,8 @@ import Testing
             "guide-f", in: "egypt", gateway: "gw-egypt", at: start,
             beacon: "eddystone-url:https://example.com/say?\"hi\",all", lastSeenZone: "egypt",
             lastSeenGateway: "gw-egypt",
-            battery: TagState.Battery(milliVolts: 2700, level: .ok, t: start, trendPerWeek: -3.25))
+            battery: TagState.Battery(milliVolts: 2700, level: .ok, t: start, trendPerWeek: -3.25),
+            adverts: TagState.Adverts(seenPerMinute: 55.5, expectedPerMinute: 60, t: start))
 
         let reply = try await fixture.get("/api/tags.csv?sort=battery")
         #expect(reply.status == 200, "\(reply.text)")
@@ -173,7 +178,7 @@ import Testing
         #expect(
             lines.first
                 == "tag,beacon,state,zone,lastSeen,lastSeenZone,lastSeenGateway,batteryMilliVolts,batteryLevel,"
-                + "batteryTrendPerWeek,missing")
+                + "batteryTrendPerWeek,missing,advertsSeenPerMinute,advertsExpectedPerMinute")
         #expect(lines.last == "", "every line ends with CRLF")
         #expect(
             lines.dropFirst().dropLast().map { $0.prefix { $0 != "," } }
@@ -182,15 +187,15 @@ import Testing
         #expect(
             lines[1]
                 == "guide-b,ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1,inside,rome,2027-01-15T07:50:00Z,,,"
-                + "2450,low,-12,false")
+                + "2450,low,-12,false,,")
         #expect(
             lines[3]
                 == "guide-f,\"eddystone-url:https://example.com/say?\"\"hi\"\",all\",inside,egypt,2027-01-15T08:00:00Z,"
-                + "egypt,gw-egypt,2700,ok,-3.25,false")
+                + "egypt,gw-egypt,2700,ok,-3.25,false,55.5,60")
         #expect(
             lines[5]
-                == "guide-c,ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1,outside,,2027-01-14T04:13:20Z,,,,,,true")
-        #expect(lines[6] == "guide-e,ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1,outside,,,,,,,,true")
+                == "guide-c,ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1,outside,,2027-01-14T04:13:20Z,,,,,,true,,")
+        #expect(lines[6] == "guide-e,ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1,outside,,,,,,,,true,,")
 
         // The JSON's filters and order.
         let missing = try await fixture.get("/api/tags.csv?missing=true&sort=lastSeen").text

@@ -105,7 +105,7 @@ final class DashboardFixture: Sendable {
         gateway: String = "gw-entrance", at t: Double = Date().timeIntervalSince1970,
         position: TagState.Position? = nil, beacon: String? = nil, lastSeen: Double? = nil, neverHeard: Bool = false,
         lastSeenZone: String? = nil, lastSeenGateway: String? = nil, battery: TagState.Battery? = nil,
-        telemetry: TagState.TagTelemetry? = nil, missing: Bool = false
+        telemetry: TagState.TagTelemetry? = nil, missing: Bool = false, adverts: TagState.Adverts? = nil
     ) throws {
         let heard = neverHeard ? nil : lastSeen ?? t
         let reading = TagState.GatewayReading(
@@ -120,6 +120,7 @@ final class DashboardFixture: Sendable {
         published.battery = battery
         published.telemetry = telemetry
         published.missing = missing ? true : nil
+        published.adverts = adverts
         try publish(published, to: topics.tagState(TagID(rawValue: tag)!))
     }
 

@@ -62,6 +62,25 @@ import Testing
             read.extras == frames[0].extras && read.kind == .eddystoneTLM && read.beacon == frames[0].beacon, "\(line)")
     }
 
+    /// A new cell starts from `newCellMilliVolts` when given (a fresh 3 V cell for a tired one), else from `milliVolts`.
+    @Test func aNewCellStartsFromItsOwnVoltage() throws {
+        let fresh = Venue.Tag.Battery(
+            milliVolts: 2620, drainPerHour: 36, replacedAfterSeconds: 100, newCellMilliVolts: 3000)
+        #expect(fresh.state(elapsed: 50).milliVolts == 2620 - 0.5 && fresh.state(elapsed: 50).sinceInserted == 50)
+        #expect(fresh.state(elapsed: 200).milliVolts == 3000 - 1 && fresh.state(elapsed: 200).sinceInserted == 100)
+        let same = Venue.Tag.Battery(milliVolts: 2620, drainPerHour: 36, replacedAfterSeconds: 100)
+        #expect(same.state(elapsed: 200).milliVolts == 2620 - 1)
+        #expect(throws: (any Error).self) {
+            try VenueLoader.decode(
+                """
+                site: s
+                zones: [{ id: a, rect: { x: 0, y: 0, width: 5, height: 5 } }]
+                gateways: [{ id: gw-a, zone: a, position: [1, 1] }]
+                tags: [{ id: t, beacon: "eddystone-uid:edd1ebeac04e5defa017:000000000001", battery: { newCellMilliVolts: 9000 } }]
+                """, file: "venue.yaml")
+        }
+    }
+
     @Test func aBatteryOnATagWithoutTelemetryIsRefused() {
         let yaml = """
             site: s

@@ -381,6 +381,21 @@ function lastSeenText(tag) {
     + (tag.lastSeenGateway ? ` by ${tag.lastSeenGateway}` : "");
 }
 
+// Advertisements a minute heard by the best gateway, against those the tag sends when known: "54 of 60 a minute (90 %)".
+function advertsText(adverts) {
+  const seen = Math.round(adverts.seenPerMinute);
+  if (adverts.expectedPerMinute == null) return `${seen} a minute`;
+  const expected = Math.round(adverts.expectedPerMinute);
+  const share = adverts.expectedPerMinute > 0 ? Math.round(100 * adverts.seenPerMinute / adverts.expectedPerMinute) : 0;
+  return `${seen} of ${expected} a minute (${share} %)`;
+}
+
+// The share heard where the rate sent is known, else the rate heard: what the Tags view sorts by.
+function advertsShare(adverts) {
+  if (!adverts) return null;
+  return adverts.expectedPerMinute > 0 ? adverts.seenPerMinute / adverts.expectedPerMinute : adverts.seenPerMinute;
+}
+
 // The open tag panel's live part (its state, battery, telemetry, last seen): redrawn with each change and as time
 // passes; the path below it is loaded once per selection.
 function drawTagPanel() {
@@ -399,6 +414,8 @@ function drawTagPanel() {
   document.getElementById("tag-telemetry-row").hidden = !tag.telemetry;
   if (tag.telemetry) document.getElementById("tag-telemetry").textContent = telemetryText(tag.telemetry);
   document.getElementById("tag-last-seen").textContent = lastSeenText(tag);
+  document.getElementById("tag-adverts-row").hidden = !tag.adverts;
+  if (tag.adverts) document.getElementById("tag-adverts").textContent = advertsText(tag.adverts);
 }
 
 // The Tags view's columns: the value each sorts by. null (no value) sorts last either way: an unknown battery is
@@ -412,6 +429,7 @@ const tagColumns = {
   lastSeen: tag => tag.lastSeen ?? -Infinity,
   lastSeenZone: tag => tag.lastSeenZone ? zoneName(tag.lastSeenZone) : null,
   lastSeenGateway: tag => tag.lastSeenGateway ?? null,
+  adverts: tag => advertsShare(tag.adverts),
   missing: tag => tag.missing ? 0 : 1,
 };
 
@@ -451,7 +469,7 @@ function drawTagsTable() {
       row = document.createElement("tr");
       row.dataset.tag = tag.tag;
       for (const name of ["tag", "state", "num battery", "level", "num trend", "last-seen", "last-zone", "gateway",
-        "missing-flag"]) {
+        "num adverts", "missing-flag"]) {
         const cell = document.createElement("td");
         cell.className = name;
         row.appendChild(cell);
@@ -460,7 +478,7 @@ function drawTagsTable() {
     const low = tag.battery?.level === "low";
     row.className = [low && "low", tag.missing && "missing", state.selectedTag === tag.tag && "selected"]
       .filter(Boolean).join(" ");
-    const [name, where, battery, level, trend, lastSeen, lastZone, gateway, missing] = row.children;
+    const [name, where, battery, level, trend, lastSeen, lastZone, gateway, adverts, missing] = row.children;
     name.textContent = tag.tag;
     name.title = tag.beacon;
     where.textContent = tag.state + (tag.zone ? ` · ${zoneName(tag.zone)}` : "");
@@ -474,6 +492,11 @@ function drawTagsTable() {
     lastSeen.title = tag.lastSeen != null ? dateTime(tag.lastSeen) : "";
     lastZone.textContent = tag.lastSeenZone ? zoneName(tag.lastSeenZone) : "";
     gateway.textContent = tag.lastSeenGateway ?? "";
+    adverts.textContent = tag.adverts
+      ? Math.round(tag.adverts.seenPerMinute) + (tag.adverts.expectedPerMinute != null
+        ? ` / ${Math.round(tag.adverts.expectedPerMinute)}` : "")
+      : "–";
+    adverts.title = tag.adverts ? advertsText(tag.adverts) : "not yet counted";
     if (tag.missing) missing.replaceChildren(badge("missing", "bad"));
     else missing.replaceChildren();
     body.appendChild(row);

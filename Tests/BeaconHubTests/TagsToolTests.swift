@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import BeaconHub
+
+/// `beacon-hub tags`: which of the hub's tags it lists and in what order, and the durations it reads.
+@Suite struct TagsToolTests {
+    static let now = 1_800_000_000.0
+
+    /// Four guides: one low, one ok, one without telemetry unheard for two days, one never heard.
+    static let listing = TagsTool.Listing(
+        t: now,
+        tags: [
+            .init(
+                tag: "guide-ok", state: "inside", zone: "egypt", lastSeen: now - 10, lastSeenZone: "egypt",
+                lastSeenGateway: "gw-egypt", battery: .init(milliVolts: 2950, level: .ok, t: now - 10), missing: nil,
+                adverts: .init(seenPerMinute: 54, expectedPerMinute: 60, t: now - 60)),
+            .init(
+                tag: "guide-low", state: "inside", zone: "rome", lastSeen: now - 3600, lastSeenZone: "rome",
+                lastSeenGateway: "gw-rome", battery: .init(milliVolts: 2480, level: .low, t: now - 3600), missing: nil,
+                adverts: nil),
+            .init(
+                tag: "keys", state: "outside", zone: nil, lastSeen: now - 2 * 86_400, lastSeenZone: "cafe",
+                lastSeenGateway: "gw-cafe", battery: nil, missing: true, adverts: nil),
+            .init(
+                tag: "spare", state: "outside", zone: nil, lastSeen: nil, lastSeenZone: nil, lastSeenGateway: nil,
+                battery: nil, missing: true, adverts: nil),
+        ])
+
+    static func listed(_ selection: TagsTool.Selection) throws -> [String] {
+        let json = TagsTool.render(listing, selection: selection, format: .json, timeZone: .gmt)
+        let rows = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]] ?? []
+        return rows.compactMap { $0["tag"] as? String }
+    }
+
+    @Test func listsTagsMatchingEitherConditionLowestBatteryFirstThenLongestUnheard() throws {
+        #expect(try Self.listed(.init()) == ["guide-low", "guide-ok", "spare", "keys"])
+        #expect(try Self.listed(.init(batteryBelow: 2600)) == ["guide-low"])
+        #expect(try Self.listed(.init(missingFor: 86_400)) == ["spare", "keys"])
+        #expect(try Self.listed(.init(batteryBelow: 2600, missingFor: 1800)) == ["guide-low", "spare", "keys"])
+        #expect(try Self.listed(.init(batteryBelow: 2000, missingFor: 3 * 86_400)) == ["spare"])
+    }
+
+    @Test func eachRowSaysBatteryLastSeenAndAdvertsHeard() throws {
+        let json = TagsTool.render(Self.listing, selection: .init(), format: .json, timeZone: .gmt)
+        let rows = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]] ?? []
+        let ok = try #require(rows.first { $0["tag"] as? String == "guide-ok" })
+        #expect(ok["battery_mv"] as? Int == 2950 && ok["battery"] as? String == "ok")
+        #expect(ok["heard_per_min"] as? Double == 54 && ok["sent_per_min"] as? Double == 60)
+        #expect(ok["state"] as? String == "inside egypt" && ok["gateway"] as? String == "gw-egypt")
+        let keys = try #require(rows.first { $0["tag"] as? String == "keys" })
+        #expect(keys["missing"] as? Bool == true && keys["unheard_hours"] as? Double == 48)
+        let table = TagsTool.render(Self.listing, selection: .init(batteryBelow: 2600), format: .table, timeZone: .gmt)
+        #expect(table.split(separator: "\n").count == 2 && table.contains("guide-low") && table.contains("2480"))
+    }
+
+    @Test(arguments: [
+        ("3600", 3600.0), ("24h", 86_400), ("1d12h", 129_600), ("90m", 5400), ("45s", 45), ("1.5h", 5400),
+    ])
+    func readsDurations(text: String, seconds: Double) {
+        #expect(TagsTool.parseDuration(text) == seconds)
+    }
+
+    @Test(arguments: ["", "h", "12x", "-5", "1d 2h", "24h5"])
+    func refusesWhatIsNotADuration(text: String) {
+        #expect(TagsTool.parseDuration(text) == nil)
+    }
+}
