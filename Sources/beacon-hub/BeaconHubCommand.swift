@@ -275,18 +275,26 @@ struct BeaconHubCommand: AsyncParsableCommand {
                 print("error: \(config) has no http: section (the dashboard): give the hub's address with --live URL")
                 throw ExitCode(64)
             }
-            do {
-                let token = try tokenPath.map {
-                    try String(contentsOfFile: $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-                }
-                print(try await TagsTool.run(url: url, token: token, selection: selection, format: format))
-            } catch let error as LiveCalibrateTool.Failure {
-                print("error: \(error)")
-                throw ExitCode(error.code == nil ? 69 : 65)
-            } catch {
-                print("error: \(error)")
-                throw ExitCode(65)
+            try await BeaconHubCommand.askHub(tokenFile: tokenPath) { token in
+                try await TagsTool.run(url: url, token: token, selection: selection, format: format)
             }
+        }
+    }
+
+    /// Reads the API token from `tokenFile`, asks a running hub and prints its answer. Exit 69 when the hub could not
+    /// be reached, 65 when it refused (its code and message printed) or the token file could not be read.
+    static func askHub(tokenFile: String?, _ request: (String?) async throws -> String) async throws {
+        do {
+            let token = try tokenFile.map {
+                try String(contentsOfFile: $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            print(try await request(token))
+        } catch let error as LiveCalibrateTool.Failure {
+            print("error: \(error)")
+            throw ExitCode(error.code == nil ? 69 : 65)
+        } catch {
+            print("error: \(error)")
+            throw ExitCode(65)
         }
     }
 
@@ -399,17 +407,8 @@ struct BeaconHubCommand: AsyncParsableCommand {
             options.planPath = plan
             options.note = note
             options.version = version
-            do {
-                let token = try tokenFile.map {
-                    try String(contentsOfFile: $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-                }
-                print(try await LiveCalibrateTool.run(url: url, token: token, action: action, options: options))
-            } catch let error as LiveCalibrateTool.Failure {
-                print("error: \(error)")
-                throw ExitCode(error.code == nil ? 69 : 65)
-            } catch {
-                print("error: \(error)")
-                throw ExitCode(65)
+            try await BeaconHubCommand.askHub(tokenFile: tokenFile) { token in
+                try await LiveCalibrateTool.run(url: url, token: token, action: action, options: options)
             }
         }
     }

@@ -165,15 +165,16 @@ struct MQTTClientTests {
         let clock = ContinuousClock()
         let started = clock.now
         do {
-            try await wrong.connect(timeout: .seconds(10))
+            try await wrong.connect(timeout: .seconds(60))
             Issue.record("connected with a wrong password")
         } catch {
             #expect(error.code == .notAuthorized)
             #expect(error.message.contains("password"))
             #expect(error.message.contains("gw-1"))
         }
-        // Refusal is reported when the CONNACK arrives, not at the timeout.
-        #expect(clock.now - started < .seconds(5))
+        // Refusal is reported when the CONNACK arrives, not at the timeout: well before it even on a loaded machine (a
+        // 5 s bound failed at 5.3 s with both cores busy).
+        #expect(clock.now - started < .seconds(30))
         await wrong.shutdown()
 
         let right = try client(broker) {
