@@ -3,13 +3,14 @@
 # oracle, the nominal model and the baseline), the hand-made venues (training data), the confirmation-time table and
 # the recorded Kolakowski flat (its calibration run is training data, test_robot test data).
 #
-#   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--phone-venues N]
-#                       [--phone-seconds S] [--report FILE] [--smoke] [--debug]
+#   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m]
+#                       [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug]
 #
 # Builds release binaries (--debug: uses the debug build instead), simulates into DIR (default .build/accuracy) and
 # writes the report (default docs/accuracy.md). The test set is the first N venues (default 100: all) of seeds
 # 1001..1100. About 15 minutes on two cores plus the build; the gateways' links (scripts/links-accuracy.sh) on the
-# first --links-venues (default 20) of them, 30 simulated minutes each, about 17 minutes more; the test set again
+# first --links-venues (default 20) of them, 30 simulated minutes scored after --links-learn (30m) of learning from the
+# links (0: the whole run from the start), about 35 minutes more; the test set again
 # calibrated from a phone walk of --phone-seconds (60) a zone on the first --phone-venues (default 100), about 25
 # minutes more. --smoke is the quick
 # check `make test` runs: two venues, two simulated minutes, one hand-made venue, the flat, one venue's links; the
@@ -25,6 +26,7 @@ duration=20m
 shipped_duration=30m
 links_venues=20
 links_duration=30m
+links_learn=30m
 phone_venues=100
 phone_seconds=60
 report=
@@ -32,7 +34,7 @@ smoke=0
 configuration=release
 shipped="museum store museum-harsh"
 seeds="1 2"
-usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug]"
+usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug]"
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
         --duration) duration=$2; shift 2 ;;
         --report) report=$2; shift 2 ;;
         --links-venues) links_venues=$2; shift 2 ;;
+        --links-learn) links_learn=$2; shift 2 ;;
         --phone-venues) phone_venues=$2; shift 2 ;;
         --phone-seconds) phone_seconds=$2; shift 2 ;;
         --smoke) smoke=1; shift ;;
@@ -55,6 +58,7 @@ if [ "$smoke" = 1 ]; then
     seeds=1
     links_venues=1
     links_duration=2m
+    links_learn=1m
     phone_venues=1
 fi
 mkdir -p "$out"
@@ -147,9 +151,10 @@ if [ "$smoke" = 0 ]; then
 fi
 
 if [ "$links_venues" -gt 0 ]; then
-    echo "accuracy: self-calibration from the gateways' links, $links_venues test venues, $links_duration each"
+    echo "accuracy: self-calibration from the gateways' links, $links_venues test venues, $links_duration each after $links_learn"
     # shellcheck disable=SC2046
     scripts/links-accuracy.sh "$bin" "$out/links" $(seq 1001 $((1000 + links_venues))) --duration "$links_duration" \
+        --learn "$links_learn" \
         >/dev/null
 fi
 
@@ -197,7 +202,8 @@ echo "accuracy: $report written in $((ended - began)) s (build $((began - build_
 if [ "$smoke" = 1 ]; then
     for expected in '^## The test set, per family' '^\| \*\*all\*\* \| 2 \|' \
         '^## The hand-made venues' '^## Real data: a recorded flat' '^\*\*test_robot \(test\)\*\*' \
-        '^## Self-calibration from the gateways' '^## Calibrated from a phone walk'; do
+        '^## Self-calibration from the gateways' '^\| after 1 minute of learning, mean of venues' \
+        '^## Calibrated from a phone walk'; do
         grep -qE "$expected" "$report" || { echo "accuracy: the report lacks /$expected/: $report" >&2; exit 1; }
     done
     # Every figure of the family table is a number: hub, oracle, nominal, baseline, both differences, calibrated.

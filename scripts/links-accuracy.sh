@@ -6,32 +6,64 @@
 #   links  — the default: fitted every 5 minutes over the last 30, applied live;
 #   true   — the engine given the simulator's true receive gains (a calibration file of offsets only).
 # Prints one JSON line per venue: accuracies and the last fit's gain errors (both sides with Σ = 0).
+# With --learn L the run lasts L longer and each way is scored over the DURATION after it, the hub having learned for
+# L (what a hub that has been running does), as `accuracy`; the first L, while it learns, as `accuracyLearning`.
+# With --diagnose, two more ways, to see where the links fall short of the true gains:
+#   centred — the true gains less their mean (Σ = 0): all that links can know, since only differences are measurable;
+#   settled — the last fit's gains as the hub applies them (known within 3 dB), from the run's start: without the
+#             first fits' learning.
 #
-#   scripts/links-accuracy.sh BIN-DIR OUT-DIR SEED... [--duration 30m] [--jobs 2]
+#   scripts/links-accuracy.sh BIN-DIR OUT-DIR SEED... [--duration 30m] [--learn 0] [--jobs 2] [--diagnose]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$1
 out=$2
 shift 2
 duration=30m
+learn=0
 jobs=2
+diagnose=0
 seeds=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --duration) duration=$2; shift 2 ;;
+        --learn) learn=$2; shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
+        --diagnose) diagnose=1; shift ;;
         *) seeds+=("$1"); shift ;;
     esac
 done
 start=1763812800
 mkdir -p "$out"
+seconds() { # 90, 90s, 30m, 2h → seconds
+    case "$1" in
+        *h) echo $((${1%h} * 3600)) ;;
+        *m) echo $((${1%m} * 60)) ;;
+        *s) echo "${1%s}" ;;
+        *) echo "$1" ;;
+    esac
+}
+learn_s=$(seconds "$learn")
+total_s=$(($(seconds "$duration") + learn_s))
 
 one() { # SEED
     local seed=$1 dir=$out/$1
     rm -rf "$dir" && mkdir -p "$dir"
     "$bin/beacon-sim" venue --random --seed "$seed" --gateway-beacons --out "$dir/venue.yaml" >/dev/null
-    "$bin/beacon-sim" run "$dir/venue.yaml" --out "$dir" --duration "$duration" --seed "$seed" --start $start \
+    "$bin/beacon-sim" run "$dir/venue.yaml" --out "$dir" --duration "$total_s" --seed "$seed" --start $start \
         --gateway-beacons --no-oracle >"$dir/run.txt"
+    # The truth while the hub learns and after it (the whole run when not learning first).
+    python3 - "$dir" $((start + learn_s)) <<'PY'
+import json, sys
+d, cut = sys.argv[1], float(sys.argv[2])
+with open(f"{d}/truth-learning.jsonl", "w") as learning, open(f"{d}/truth-scored.jsonl", "w") as scored:
+    for line in open(f"{d}/truth.jsonl"):
+        interval = json.loads(line)
+        if interval["enter"] < cut:
+            learning.write(json.dumps(dict(interval, exit=min(interval["exit"], cut))) + "\n")
+        if interval["exit"] > cut:
+            scored.write(json.dumps(dict(interval, enter=max(interval["enter"], cut))) + "\n")
+PY
     local site
     site=$(sed -n 's/^site: //p' "$dir/venue.yaml")
     printf 'hub: links\nsite: %s\nvenue: venue.yaml\n' "$site" >"$dir/hub-links.yaml"
@@ -47,14 +79,46 @@ for line in text.splitlines():
 PY
     printf 'hub: links\nsite: %s\nvenue: venue.yaml\ncalibration: calibration-true.yaml\ninference:\n  linkFitSeconds: 0\n' \
         "$site" >"$dir/hub-true.yaml"
-    for way in off links true; do
-        "$bin/beacon-hub" replay --config "$dir/hub-$way.yaml" "$dir/sightings.jsonl" --events "$dir/events-$way.jsonl" \
-            >"$dir/replay-$way.txt"
-        "$bin/beacon-sim" score --venue "$dir/venue.yaml" --truth "$dir/truth.jsonl" --events "$dir/events-$way.jsonl" \
-            --json >"$dir/score-$way.json"
-    done
-    python3 - "$dir" "$seed" <<'PY'
-import json, re, sys
+    replay() { # WAY...
+        local way
+        for way in "$@"; do
+            "$bin/beacon-hub" replay --config "$dir/hub-$way.yaml" "$dir/sightings.jsonl" \
+                --events "$dir/events-$way.jsonl" >"$dir/replay-$way.txt"
+            "$bin/beacon-sim" score --venue "$dir/venue.yaml" --truth "$dir/truth-scored.jsonl" \
+                --events "$dir/events-$way.jsonl" --json >"$dir/score-$way.json"
+            if [ "$learn_s" -gt 0 ]; then
+                "$bin/beacon-sim" score --venue "$dir/venue.yaml" --truth "$dir/truth-learning.jsonl" \
+                    --events "$dir/events-$way.jsonl" --json >"$dir/score-learning-$way.json"
+            fi
+        done
+    }
+    replay off links true
+    if [ "$diagnose" = 1 ]; then
+        # The true gains centred, and the last fit's applied gains (σ ≤ 3 dB), each as a calibration of offsets.
+        python3 - "$dir" <<'PY'
+import re, sys
+d = sys.argv[1]
+lines = open(f"{d}/calibration-true.yaml").read().splitlines()
+entry = re.compile(r"  ([^ :]+): (-?[0-9.]+)$")
+head = [l for l in lines if not entry.match(l) and l != "gatewayOffsets:"]
+true = [(m.group(1), float(m.group(2))) for l in lines if (m := entry.match(l))]
+mean = sum(g for _, g in true) / len(true)
+fitted = []
+for line in open(f"{d}/replay-links.txt"):
+    if "gains (dB)" in line:
+        fitted = [(g, float(v)) for g, v, s in re.findall(r"([^ ,]+) ([+-][0-9.]+)±([0-9.]+)", line.split("gains (dB)")[1])
+                  if float(s) <= 3]
+for way, gains in (("centred", [(g, v - mean) for g, v in true]), ("settled", fitted)):
+    body = ["gatewayOffsets:"] + [f"  {g}: {v:.2f}" for g, v in gains] if gains else ["gatewayOffsets: {}"]
+    open(f"{d}/calibration-{way}.yaml", "w").write("\n".join(head + body) + "\n")
+PY
+        for way in centred settled; do
+            sed "s/calibration-true.yaml/calibration-$way.yaml/" "$dir/hub-true.yaml" >"$dir/hub-$way.yaml"
+        done
+        replay centred settled
+    fi
+    python3 - "$dir" "$seed" "$learn_s" <<'PY'
+import json, os, re, sys
 d, seed = sys.argv[1], int(sys.argv[2])
 # The true gains, as the calibration above wrote them ("  gateway: gain" under gatewayOffsets).
 truth = {}
@@ -71,8 +135,15 @@ errors = []
 if fitted:
     mean = sum(truth.values()) / len(truth)
     errors = [abs(fitted[g][0] - (truth[g] - mean)) for g in truth if g in fitted]
-score = {w: json.load(open(f"{d}/score-{w}.json"))["hub"]["accuracy"] for w in ("off", "links", "true")}
-print(json.dumps({"seed": seed, "gateways": len(truth), "gainErrors": errors, "accuracy": score}))
+ways = [w for w in ("off", "links", "true", "centred", "settled") if os.path.exists(f"{d}/score-{w}.json")]
+score = {w: json.load(open(f"{d}/score-{w}.json"))["hub"]["accuracy"] for w in ways}
+row = {"seed": seed, "gateways": len(truth), "gainErrors": errors, "accuracy": score}
+if os.path.exists(f"{d}/score-learning-off.json"):
+    row["learnSeconds"] = float(sys.argv[3])
+    row["accuracyLearning"] = {
+        w: json.load(open(f"{d}/score-learning-{w}.json"))["hub"]["accuracy"] for w in ways
+        if os.path.exists(f"{d}/score-learning-{w}.json")}
+print(json.dumps(row))
 PY
 }
 
