@@ -83,23 +83,7 @@ public enum TagsTool {
     }
 
     /// A duration as written on the command line: seconds, or a sum of d, h, m and s parts (`24h`, `1d12h`, `90m`).
-    public static func parseDuration(_ text: String) -> Double? {
-        if let seconds = Double(text) { return seconds >= 0 ? seconds : nil }
-        var total = 0.0
-        var number = ""
-        for character in text {
-            if character.isNumber || character == "." {
-                number.append(character)
-                continue
-            }
-            guard let value = Double(number), let unit = ["d": 86_400.0, "h": 3600, "m": 60, "s": 1][character] else {
-                return nil
-            }
-            total += value * unit
-            number = ""
-        }
-        return number.isEmpty && !text.isEmpty ? total : nil
-    }
+    public static func parseDuration(_ text: String) -> Double? { DurationText.seconds(text) }
 
     /// The dashboard's address from hub.yaml's `http:` section (its host, 127.0.0.1 for a wildcard).
     public static func url(of configuration: HubConfiguration) -> String? {
