@@ -196,6 +196,10 @@ import Testing
         #expect(byTag["guide-b"]?[3] == "low" && byTag["guide-c"]?[3] == "no TLM (iBeacon)", "\(byTag)")
         #expect(byTag["guide-c"]?[4] == "missing" && byTag["guide-a"]?[4] == "", "\(byTag)")
         #expect(byTag["guide-b"]?[5] == "-35.5" && byTag["guide-b"]?[6] == "Rome", "\(byTag)")
+        // Every column fits beside the side bar at the test's window size (1400 px): no sideways scrolling.
+        let fits = try await driver.run(
+            "const box = document.querySelector('#tags-view .table-scroll'); return box.scrollWidth <= box.clientWidth")
+        #expect(fits as? Bool == true, "the Tags table scrolls sideways")
         // Adverts heard a minute against sent, where a whole window was counted.
         #expect(byTag["guide-a"]?[7] == "54 / 60" && byTag["guide-b"]?[7] == "–", "\(byTag)")
 
