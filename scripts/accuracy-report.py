@@ -466,15 +466,20 @@ def summary_sentences(rows):
     return text
 
 
+def venue_rows(base):
+    """The rows of `scripts/links-accuracy.sh`: BASE/<seed>.json, one JSON line per venue; [] without BASE."""
+    rows = []
+    if os.path.isdir(base):
+        for name in sorted(os.listdir(base)):
+            if name.endswith(".json"):
+                with open(os.path.join(base, name)) as file:
+                    rows += [json.loads(line) for line in file if line.startswith("{")]
+    return rows
+
+
 def links_section(base, command=None, title="the test set"):
     """Self-calibration from the gateways' links (issue 22): BASE/<seed>.json, one per venue."""
-    if not os.path.isdir(base):
-        return None
-    rows = []
-    for name in sorted(os.listdir(base)):
-        if name.endswith(".json"):
-            with open(os.path.join(base, name)) as file:
-                rows += [json.loads(line) for line in file if line.startswith("{")]
+    rows = venue_rows(base)
     if not rows:
         return None
     rows.sort(key=lambda r: r["seed"])
@@ -551,6 +556,47 @@ def links_section(base, command=None, title="the test set"):
             f" {pct(r['accuracy']['true'])} | – |")
     out += ["", "</details>", ""]
     return "\n".join(out)
+
+
+def gains_section(base, command=None, title="the test set"):
+    """The links' fit alone, on many venues (`scripts/links-accuracy.sh --gains-only`): BASE/<seed>.json, one per
+    venue, with gain errors and no accuracy."""
+    rows = venue_rows(base)
+    rows = [r for r in rows if r["gainErrors"]]
+    if not rows:
+        return None
+    seeds = [r["seed"] for r in rows]
+    errors = sorted(e for r in rows for e in r["gainErrors"])
+
+    def quantile(values, q):
+        return values[min(len(values) - 1, int(len(values) * q))]
+
+    def line(label, chosen):
+        pooled = sorted(e for r in chosen for e in r["gainErrors"])
+        if not pooled:
+            return None
+        within = sum(1 for e in pooled if e <= 1.5) / len(pooled)
+        return (f"| {label} | {len(chosen)} | {len(pooled)} | {median(pooled):.2f} dB | {quantile(pooled, 0.9):.2f} dB |"
+                f" {100 * within:.0f} % |")
+
+    sizes = [("all", rows), ("up to 8 gateways", [r for r in rows if r["gateways"] <= 8]),
+             ("9 to 16 gateways", [r for r in rows if 9 <= r["gateways"] <= 16]),
+             ("over 16 gateways", [r for r in rows if r["gateways"] > 16])]
+    return "\n".join([
+        f"**The fit alone, on {len(rows)} venues of {title}** (seeds {min(seeds)}–{max(seeds)}): the same venues with"
+        " their tags left out, 30 simulated minutes of the gateways' beacons, the last fit's gains (both sides summing"
+        " to 0) against the true ones. "
+        + (f"Command: `{command}`." if command else
+           "Command: `scripts/links-accuracy.sh BIN OUT SEED… --gains-only` (scripts/accuracy.sh runs it on every"
+           " test venue)."),
+        "",
+        "| | venues | gateways | median error | 90th percentile | within 1.5 dB |",
+        "|---|---|---|---|---|---|",
+        *[row for label, chosen in sizes if (row := line(label, chosen))],
+        "",
+        f"Issue 22's target is a median error of 1.5 dB: {'met' if median(errors) <= 1.5 else 'not met'} here.",
+        "",
+    ])
 
 
 def phone_section(paths, command=None, title="the test set"):
@@ -699,7 +745,7 @@ def main():
             "",
         ]
     parts += [targets_section(rows, root), shipped_section(root, meta), flat_section(root),
-              links_section(os.path.join(root, "links")),
+              links_section(os.path.join(root, "links")), gains_section(os.path.join(root, "gains")),
               phone_section([("standing", os.path.join(root, "phone", "bench.json")),
                              ("strolling", os.path.join(root, "phone", "bench-stroll.json"))])]
     print("\n".join(part for part in parts if part is not None).rstrip() + "\n")
@@ -714,5 +760,8 @@ if __name__ == "__main__":
         # The links section alone, for a run of scripts/links-accuracy.sh outside scripts/accuracy.sh:
         # --links-only DIR "training set"|"the test set" [COMMAND…]
         print(links_section(sys.argv[2], command=" ".join(sys.argv[4:]) or None, title=sys.argv[3]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "--gains-only":
+        # The fit alone: --gains-only DIR "training set"|"the test set" [COMMAND…]
+        print(gains_section(sys.argv[2], command=" ".join(sys.argv[4:]) or None, title=sys.argv[3]))
     else:
         main()

@@ -10,7 +10,8 @@
 # writes the report (default docs/accuracy.md). The test set is the first N venues (default 100: all) of seeds
 # 1001..1100. About 15 minutes on two cores plus the build; the gateways' links (scripts/links-accuracy.sh) on the
 # first --links-venues (default 20) of them, 30 simulated minutes scored after --links-learn (30m) of learning from the
-# links (0: the whole run from the start), about 35 minutes more; the test set again
+# links (0: the whole run from the start), about 35 minutes more, and the links' fit alone on every test venue (the
+# tags left out), about 8 minutes; the test set again
 # calibrated from a phone walk of --phone-seconds (60) a zone on the first --phone-venues (default 100), about 25
 # minutes more. --smoke is the quick
 # check `make test` runs: two venues, two simulated minutes, one hand-made venue, the flat, one venue's links; the
@@ -64,7 +65,7 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 report=${report:-$([ "$smoke" = 1 ] && echo "$out/accuracy.md" || echo docs/accuracy.md)}
-rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/links" "$out/phone"
+rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/links" "$out/gains" "$out/phone"
 mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
 
 build_began=$(date +%s)
@@ -156,6 +157,11 @@ if [ "$links_venues" -gt 0 ]; then
     scripts/links-accuracy.sh "$bin" "$out/links" $(seq 1001 $((1000 + links_venues))) --duration "$links_duration" \
         --learn "$links_learn" \
         >/dev/null
+    # The fit alone takes a second or two a venue: always issue 22's 30 minutes, on every test venue.
+    echo "accuracy: the links' fit alone, $venues test venues, 30m each"
+    # shellcheck disable=SC2046
+    scripts/links-accuracy.sh "$bin" "$out/gains" $(seq 1001 $((1000 + venues))) --duration 30m --gains-only \
+        >/dev/null
 fi
 
 if [ "$phone_venues" -gt 0 ]; then
@@ -203,6 +209,7 @@ if [ "$smoke" = 1 ]; then
     for expected in '^## The test set, per family' '^\| \*\*all\*\* \| 2 \|' \
         '^## The hand-made venues' '^## Real data: a recorded flat' '^\*\*test_robot \(test\)\*\*' \
         '^## Self-calibration from the gateways' '^\| after 1 minute of learning, mean of venues' \
+        '^\*\*The fit alone, on 2 venues of the test set' \
         '^## Calibrated from a phone walk'; do
         grep -qE "$expected" "$report" || { echo "accuracy: the report lacks /$expected/: $report" >&2; exit 1; }
     done

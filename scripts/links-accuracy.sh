@@ -12,8 +12,11 @@
 #   centred — the true gains less their mean (Σ = 0): all that links can know, since only differences are measurable;
 #   settled — the last fit's gains as the hub applies them (known within 3 dB), from the run's start: without the
 #             first fits' learning.
+# With --gains-only, the venue's tags are left out and only the links way is replayed: the row has the last fit's gain
+# errors and no accuracy (about a second a venue, so the whole test set can be run).
 #
 #   scripts/links-accuracy.sh BIN-DIR OUT-DIR SEED... [--duration 30m] [--learn 0] [--jobs 2] [--diagnose]
+#                             [--gains-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$1
@@ -23,6 +26,7 @@ duration=30m
 learn=0
 jobs=2
 diagnose=0
+gains_only=0
 seeds=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -30,6 +34,7 @@ while [ $# -gt 0 ]; do
         --learn) learn=$2; shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
         --diagnose) diagnose=1; shift ;;
+        --gains-only) gains_only=1; shift ;;
         *) seeds+=("$1"); shift ;;
     esac
 done
@@ -50,6 +55,14 @@ one() { # SEED
     local seed=$1 dir=$out/$1
     rm -rf "$dir" && mkdir -p "$dir"
     "$bin/beacon-sim" venue --random --seed "$seed" --gateway-beacons --out "$dir/venue.yaml" >/dev/null
+    if [ "$gains_only" = 1 ]; then
+        # The gateways alone: the tags' list emptied (the file's comment still counts them).
+        python3 - "$dir/venue.yaml" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+open(sys.argv[1], "w").write(re.sub(r"\ntags:\n(  - .*\n)+", "\ntags: []\n", text))
+PY
+    fi
     "$bin/beacon-sim" run "$dir/venue.yaml" --out "$dir" --duration "$total_s" --seed "$seed" --start $start \
         --gateway-beacons --no-oracle >"$dir/run.txt"
     # The truth while the hub learns and after it (the whole run when not learning first).
@@ -92,8 +105,13 @@ PY
             fi
         done
     }
-    replay off links true
-    if [ "$diagnose" = 1 ]; then
+    if [ "$gains_only" = 1 ]; then
+        "$bin/beacon-hub" replay --config "$dir/hub-links.yaml" "$dir/sightings.jsonl" \
+            --events "$dir/events-links.jsonl" >"$dir/replay-links.txt"
+    else
+        replay off links true
+    fi
+    if [ "$diagnose" = 1 ] && [ "$gains_only" = 0 ]; then
         # The true gains centred, and the last fit's applied gains (σ ≤ 3 dB), each as a calibration of offsets.
         python3 - "$dir" <<'PY'
 import re, sys
@@ -137,7 +155,9 @@ if fitted:
     errors = [abs(fitted[g][0] - (truth[g] - mean)) for g in truth if g in fitted]
 ways = [w for w in ("off", "links", "true", "centred", "settled") if os.path.exists(f"{d}/score-{w}.json")]
 score = {w: json.load(open(f"{d}/score-{w}.json"))["hub"]["accuracy"] for w in ways}
-row = {"seed": seed, "gateways": len(truth), "gainErrors": errors, "accuracy": score}
+row = {"seed": seed, "gateways": len(truth), "gainErrors": errors}
+if ways:
+    row["accuracy"] = score
 if os.path.exists(f"{d}/score-learning-off.json"):
     row["learnSeconds"] = float(sys.argv[3])
     row["accuracyLearning"] = {
