@@ -232,7 +232,9 @@ public struct HubJournal: Sendable, Hashable {
             + tagHealth.count + batteryReadings.count
     }
 
-    /// Appends `later` (a journal taken after this one) so both commit together.
+    /// Appends `later` (a journal taken after this one) so both commit together. A tag's health row and a tag's
+    /// reading of an hour are states, not records: the later one replaces the earlier (PostgreSQL's bulk upsert
+    /// refuses one key twice, and a long outage would otherwise pile up a row per tag and save).
     public mutating func append(_ later: HubJournal) {
         batches += later.batches
         lost += later.lost
@@ -241,7 +243,22 @@ public struct HubJournal: Sendable, Hashable {
         events += later.events
         statuses += later.statuses
         sightings += later.sightings
-        tagHealth += later.tagHealth
-        batteryReadings += later.batteryReadings
+        tagHealth = Self.latest(tagHealth + later.tagHealth) { $0.liveTag }
+        batteryReadings = Self.latest(batteryReadings + later.batteryReadings) {
+            BatteryKey(key: $0.key, hour: $0.hour)
+        }
+    }
+
+    private struct BatteryKey: Hashable {
+        var key: String
+        var hour: Int64
+    }
+
+    /// The last of each key, in the order of their last occurrence.
+    private static func latest<Row, Key: Hashable>(_ rows: [Row], by key: (Row) -> Key) -> [Row] {
+        var last: [Key: Int] = [:]
+        for (index, row) in rows.enumerated() { last[key(row)] = index }
+        guard last.count < rows.count else { return rows }
+        return rows.indices.filter { last[key(rows[$0])] == $0 }.map { rows[$0] }
     }
 }

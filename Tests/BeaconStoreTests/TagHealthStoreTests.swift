@@ -58,4 +58,36 @@ import Testing
         #expect(after.tagHealth.map(\.liveTag) == ["keys"] && after.batteryReadings.isEmpty)
         try store.close()
     }
+
+    /// A commit that failed is retried with the next save's journal appended (`HubJournal.append`): the same tag's
+    /// health and the same tag and hour's reading then come twice, and the later wins (PostgreSQL's bulk upsert refuses
+    /// a key twice in one statement, which would fail every retry).
+    @Test(arguments: StoreBackend.allCases)
+    func aRetriedCommitWithTwoSavesOfTheSameHourGoesThrough(backend: StoreBackend) async throws {
+        let store = try await backend.open()
+        try await store.adopt(site: "museum", keyID: nil)
+        let now = Date().timeIntervalSince1970
+        let hour = Int64((now / 3600).rounded(.down))
+        var failed = HubJournal()
+        failed.tagHealth = [Self.row("guide-1", milliVolts: 2700), Self.row("keys", milliVolts: nil)]
+        failed.batteryReadings = [.init(key: "guide-1", hour: hour, milliVolts: 2700)]
+        var next = HubJournal()
+        next.tagHealth = [Self.row("guide-1", milliVolts: 2650, low: true)]
+        next.batteryReadings = [
+            .init(key: "guide-1", hour: hour, milliVolts: 2650), .init(key: "guide-2", hour: hour, milliVolts: 2900),
+        ]
+        failed.append(next)
+        #expect(failed.tagHealth.map(\.liveTag) == ["keys", "guide-1"])
+        #expect(failed.batteryReadings.map(\.milliVolts) == [2650, 2900])
+
+        _ = try await store.commit(failed, at: now)
+        let recovered = try await store.recover(recentBoots: 4)
+        #expect(recovered.tagHealth.first == Self.row("guide-1", milliVolts: 2650, low: true))
+        #expect(
+            recovered.batteryReadings == [
+                .init(key: "guide-1", hour: hour, milliVolts: 2650),
+                .init(key: "guide-2", hour: hour, milliVolts: 2900),
+            ])
+        try store.close()
+    }
 }
