@@ -66,7 +66,7 @@ public struct GatewayLinks: Sendable {
     /// in a row found its links shifted, and the alert raised for it (`gateway-moved` / `gateway-degraded`).
     private var settled: [Key: (mean: Double, periods: Int)] = [:]
     private var shifted: [GatewayID: (code: String, fits: Int)] = [:]
-    private var raised: [GatewayID: String] = [:]
+    private var raised: [GatewayID: LinkAlert] = [:]
     private var pendingAlerts: [LinkAlert] = []
 
     public init() {}
@@ -110,7 +110,8 @@ public struct GatewayLinks: Sendable {
         return HubStatus.Links(
             t: fittedAt, linksUsed: fit.linksUsed, residualDB: (fit.residualSigma * 10).rounded() / 10,
             gains: Dictionary(uniqueKeysWithValues: fit.receiveGains.map { ($0.key.rawValue, rounded($0.value)) }),
-            pathLossExponent: rounded(fit.pathLossExponent, 100), applied: applied)
+            pathLossExponent: rounded(fit.pathLossExponent, 100), applied: applied,
+            gainsApplied: applied ? LearnedRadio(fit).gains.keys.sorted() : nil)
     }
 
     /// Forgets receptions scanned before `t`.
@@ -129,7 +130,13 @@ public struct GatewayLinks: Sendable {
         public var code: String
         public var gateway: GatewayID
         public var reason: String
+        /// Scan time of the fit that raised it.
+        public var t: Double
     }
+
+    /// The alert in force for each gateway whose links have not come back since it was raised (the dashboard marks
+    /// the gateway on the plan).
+    public var alertsInForce: [GatewayID: LinkAlert] { raised }
 
     /// A link's level settles over this many fit periods before it is watched; a gateway is alerted after this many
     /// fits in a row found its links shifted.
@@ -189,8 +196,7 @@ public struct GatewayLinks: Sendable {
             suspects.insert(gateway)
             let fits = shifted[gateway]?.code == code ? shifted[gateway]!.fits + 1 : 1
             shifted[gateway] = (code, fits)
-            guard fits >= Self.lastingFits, raised[gateway] != code else { continue }
-            raised[gateway] = code
+            guard fits >= Self.lastingFits, raised[gateway]?.code != code else { continue }
             let evidence = links.sorted { abs($0.after - $0.before) > abs($1.after - $1.before) }.prefix(6).map {
                 "\($0.key.tx)→\($0.key.rx) \(Int($0.before.rounded()))→\(Int($0.after.rounded())) dBm"
             }
@@ -198,12 +204,14 @@ public struct GatewayLinks: Sendable {
                 code == "gateway-degraded"
                 ? "all fell together (antenna blocked, adapter failing?)"
                 : "shifted each its own way (moved?)"
-            pendingAlerts.append(
-                LinkAlert(
-                    code: code, gateway: gateway,
-                    reason: "\(gateway)'s \(links.count) links to other gateways \(what) for \(fits) fits in a row: "
-                        + "mean shift \(String(format: "%+.1f", mean)) dB, spread \(String(format: "%.1f", spread)) dB; "
-                        + evidence.joined(separator: ", ")))
+            let alert = LinkAlert(
+                code: code, gateway: gateway,
+                reason: "\(gateway)'s \(links.count) links to other gateways \(what) for \(fits) fits in a row: "
+                    + "mean shift \(String(format: "%+.1f", mean)) dB, spread \(String(format: "%.1f", spread)) dB; "
+                    + evidence.joined(separator: ", "),
+                t: t)
+            raised[gateway] = alert
+            pendingAlerts.append(alert)
         }
         // Settle the links of gateways not in question.
         for (key, after) in recent where !suspects.contains(key.tx) && !suspects.contains(key.rx) {

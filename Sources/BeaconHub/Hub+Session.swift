@@ -197,12 +197,14 @@ extension Hub {
                 try? await Task.sleep(for: .seconds(interval))
                 let connected = client.isConnected
                 let now = Date().timeIntervalSince1970
-                let (counters, gateways, tracked) = core.withLock { core in
+                let (counters, gateways, linkAlerts, tracked) = core.withLock { core in
                     core.tick(at: now, connected: connected)
                     send(core.takeOutgoing())
-                    return (core.counters, core.gateways, core.published.count)
+                    return (core.counters, core.gateways, core.links.alertsInForce, core.published.count)
                 }
-                show(counters: counters, gateways: gateways, trackedTags: tracked, connected: connected)
+                show(
+                    counters: counters, gateways: gateways, linkAlerts: linkAlerts, trackedTags: tracked,
+                    connected: connected)
                 if connected && now - lastStatus >= hub.configuration.live.statusSeconds {
                     lastStatus = now
                     let status = status(.online, at: now)
@@ -314,7 +316,8 @@ extension Hub {
 
         /// The dashboard's health and gateways, and the metrics' counters, after each tick.
         func show(
-            counters: HubStatus.Ingest, gateways: [GatewayID: HubCore.GatewayHealth], trackedTags: Int, connected: Bool
+            counters: HubStatus.Ingest, gateways: [GatewayID: HubCore.GatewayHealth],
+            linkAlerts: [GatewayID: GatewayLinks.LinkAlert], trackedTags: Int, connected: Bool
         ) {
             hub.metrics.sync(
                 counters, trackedTags: trackedTags, connected: connected, droppedMessages: client.droppedMessages)
@@ -323,7 +326,9 @@ extension Hub {
                 gateways.map { id, health in
                     LiveBoard.GatewayHealth(
                         gateway: id, online: health.online, monitored: health.monitored,
-                        lastContact: health.lastContact > 0 ? health.lastContact : nil, boot: health.boot)
+                        lastContact: health.lastContact > 0 ? health.lastContact : nil, boot: health.boot,
+                        linkAlert: linkAlerts[id].map { LiveBoard.LinkAlert(code: $0.code, reason: $0.reason, t: $0.t) }
+                    )
                 })
             hub.board.updateHealth { health in
                 health.mqttConnected = connected

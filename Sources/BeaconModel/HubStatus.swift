@@ -39,10 +39,12 @@ public struct HubStatus: Sendable, Hashable, Codable {
         public var pathLossExponent: Estimate
         /// Whether the engine takes the gains (`inference.linkFitSeconds` above 0).
         public var applied: Bool
+        /// The gateways whose gains the hub handed the engine (known to within 3 dB), sorted; nil when not `applied`.
+        public var gainsApplied: [String]?
 
         public init(
             t: Double, linksUsed: Int, residualDB: Double, gains: [String: Estimate], pathLossExponent: Estimate,
-            applied: Bool
+            applied: Bool, gainsApplied: [String]? = nil
         ) {
             self.t = t
             self.linksUsed = linksUsed
@@ -50,6 +52,7 @@ public struct HubStatus: Sendable, Hashable, Codable {
             self.gains = gains
             self.pathLossExponent = pathLossExponent
             self.applied = applied
+            self.gainsApplied = gainsApplied
         }
     }
 

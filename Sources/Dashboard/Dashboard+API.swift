@@ -238,11 +238,12 @@ extension Dashboard {
             venue?.gateways.map { gateway in
                 GatewayView(
                     id: gateway.id.rawValue, zone: gateway.zone?.rawValue, position: gateway.position,
-                    health: health[gateway.id])
+                    health: health[gateway.id], beacon: gateway.beacon, links: snapshot.hub?.links)
             } ?? []
         // Gateways the hub hears that the venue does not place (foreign gateways, a venue not yet updated).
         for (id, state) in health where !gateways.contains(where: { $0.id == id.rawValue }) {
-            gateways.append(GatewayView(id: id.rawValue, zone: nil, position: nil, health: state))
+            gateways.append(
+                GatewayView(id: id.rawValue, zone: nil, position: nil, health: state, links: snapshot.hub?.links))
         }
         let zones =
             venue?.zones.map { ZoneView(id: $0.id.rawValue, name: $0.name, shape: $0.shape.vertices) }

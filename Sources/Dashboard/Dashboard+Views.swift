@@ -29,8 +29,17 @@ struct GatewayView: Encodable {
     var health: String
     var lastContact: Double?
     var boot: String?
+    /// The beacon it advertises itself, when the venue file names it.
+    var beacon: String?
+    /// Its receive gain from the gateways' links (`hub/status` `links`), with whether the engine takes it.
+    var gain: GainView?
+    /// The `gateway-moved` / `gateway-degraded` alert in force: its links shifted and have not come back.
+    var linkAlert: LiveBoard.LinkAlert?
 
-    init(id: String, zone: String?, position: Point?, health: LiveBoard.GatewayHealth?) {
+    init(
+        id: String, zone: String?, position: Point?, health: LiveBoard.GatewayHealth?, beacon: String? = nil,
+        links: HubStatus.Links? = nil
+    ) {
         self.id = id
         self.zone = zone
         self.position = position
@@ -41,7 +50,27 @@ struct GatewayView: Encodable {
             }
         self.lastContact = health?.lastContact
         self.boot = health?.boot
+        self.beacon = beacon
+        self.gain = links.flatMap { links in
+            links.gains[id].map {
+                GainView(
+                    value: $0.value, sigma: $0.sigma,
+                    applied: links.gainsApplied?.contains(id) ?? false, t: links.t)
+            }
+        }
+        self.linkAlert = health?.linkAlert
     }
+}
+
+struct GainView: Encodable {
+    /// dB, the gateways' gains summing to 0; `sigma` its standard deviation.
+    var value: Double
+    var sigma: Double
+    /// Whether the hub handed it to the engine (`hub/status` `links.gainsApplied`: known to within 3 dB, and
+    /// `inference.linkFitSeconds` above 0); a calibration's own offset for the gateway still wins.
+    var applied: Bool
+    /// Scan time of the fit.
+    var t: Double
 }
 
 struct DoorView: Encodable {

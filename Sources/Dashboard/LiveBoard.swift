@@ -17,13 +17,33 @@ public final class LiveBoard: Sendable {
         public var monitored: Bool
         public var lastContact: Double?
         public var boot: String?
+        /// The `gateway-moved` or `gateway-degraded` alert in force: its links shifted and have not come back.
+        public var linkAlert: LinkAlert?
 
-        public init(gateway: GatewayID, online: Bool, monitored: Bool, lastContact: Double?, boot: String?) {
+        public init(
+            gateway: GatewayID, online: Bool, monitored: Bool, lastContact: Double?, boot: String?,
+            linkAlert: LinkAlert? = nil
+        ) {
             self.gateway = gateway
             self.online = online
             self.monitored = monitored
             self.lastContact = lastContact
             self.boot = boot
+            self.linkAlert = linkAlert
+        }
+    }
+
+    /// A gateway's link alert as the dashboard shows it (docs/mqtt.md `alert` events with these codes).
+    public struct LinkAlert: Sendable, Hashable, Codable {
+        public var code: String
+        public var reason: String
+        /// When it was raised (the fit's scan time).
+        public var t: Double
+
+        public init(code: String, reason: String, t: Double) {
+            self.code = code
+            self.reason = reason
+            self.t = t
         }
     }
 
@@ -139,7 +159,9 @@ public final class LiveBoard: Sendable {
             state.snapshot.gateways = byID
             return before.count != byID.count
                 || byID.contains { id, health in
-                    before[id].map { $0.online != health.online || $0.boot != health.boot } ?? true
+                    before[id].map {
+                        $0.online != health.online || $0.boot != health.boot || $0.linkAlert != health.linkAlert
+                    } ?? true
                 }
         }
         guard changed,

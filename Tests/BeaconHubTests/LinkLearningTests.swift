@@ -99,19 +99,24 @@ import ZoneInference
 /// `gateway-degraded` and `gateway-moved`: a gateway whose links shift lastingly is named, with the links as
 /// evidence; the others are not.
 @Suite struct LinkAlertTests {
-    /// Twenty minutes as the venue is, then twenty with `change` made to the receptions or to the venue; the alerts.
+    /// Twenty minutes as the venue is, then twenty with `change` made to the receptions or to the venue (and with
+    /// `thenBack`, half an hour as it was again); the alerts, and the alerts in force at 40 minutes and at the end.
     static func alerts(
-        change: (inout Venue) -> Void = { _ in }, alter: (GatewayBeacons.Reception) -> Int? = { $0.rssi }
-    ) throws -> (alerts: [(t: Double, alert: GatewayLinks.LinkAlert)], venue: Venue) {
+        change: (inout Venue) -> Void = { _ in }, alter: (GatewayBeacons.Reception) -> Int? = { $0.rssi },
+        thenBack: Bool = false
+    ) throws -> (
+        alerts: [(t: Double, alert: GatewayLinks.LinkAlert)], venue: Venue,
+        inForce: (changed: [GatewayID: GatewayLinks.LinkAlert], end: [GatewayID: GatewayLinks.LinkAlert])
+    ) {
         let venue = try VenueLoader.decode(
             GatewayBeacons.namingBeacons(inVenueFile: RandomVenue.generate(seed: 3).yaml), file: "venue.yaml")
         var changed = venue
         change(&changed)
-        func receptions(_ venue: Venue, from: Double) -> [GatewayBeacons.Reception] {
+        func receptions(_ venue: Venue, from: Double, duration: Double = 1200) -> [GatewayBeacons.Reception] {
             var rng = SeededGenerator(seed: 3)
             let radio = RadioModel(venue: venue, using: &rng)
             let beacons = GatewayBeacons(venue: venue, radio: radio, seed: 4)
-            return beacons.receptions(from: from, duration: 1200, seed: UInt64(from) + 5).sorted { $0.t < $1.t }
+            return beacons.receptions(from: from, duration: duration, seed: UInt64(from) + 5).sorted { $0.t < $1.t }
         }
         let heard =
             receptions(venue, from: 0)
@@ -122,28 +127,37 @@ import ZoneInference
                     return altered
                 }
             }
+            + (thenBack ? receptions(venue, from: 2400, duration: 1800) : [])
         var links = GatewayLinks()
         var raised: [(Double, GatewayLinks.LinkAlert)] = []
+        var inForceChanged: [GatewayID: GatewayLinks.LinkAlert] = [:]
         for reception in heard {
+            if reception.t >= 2400 && inForceChanged.isEmpty { inForceChanged = links.alertsInForce }
             _ = links.fitIfDue(at: reception.t, venue: venue, settings: InferenceSettings(), intervals: [:])
             raised += links.takeAlerts().map { (reception.t, $0) }
             links.note(tx: reception.tx, rx: reception.rx, rssi: reception.rssi, t: reception.t, measuredPower: -59)
         }
-        return (raised, venue)
+        if !thenBack { inForceChanged = links.alertsInForce }
+        return (raised, venue, (inForceChanged, links.alertsInForce))
     }
 
     @Test func aGatewayWhoseLinksAllFellIsDegraded() async throws {
         try await onOwnThread {
             let victim: GatewayID = "gw-front-2"
-            let (alerts, venue) = try Self.alerts(alter: { reception in
-                reception.tx == victim || reception.rx == victim ? reception.rssi - 12 : reception.rssi
-            })
+            let (alerts, venue, inForce) = try Self.alerts(
+                alter: { reception in
+                    reception.tx == victim || reception.rx == victim ? reception.rssi - 12 : reception.rssi
+                }, thenBack: true)
             #expect(venue.gateways.contains { $0.id == victim })
             #expect(alerts.count == 1)
             let alert = try #require(alerts.first)
             #expect(alert.alert.code == "gateway-degraded" && alert.alert.gateway == victim)
             #expect(alert.t > 1200 && alert.t <= 2400)
             #expect(alert.alert.reason.contains("\(victim)"))
+            // In force (the dashboard marks the gateway) until its links came back, then cleared, and not raised again.
+            #expect(inForce.changed == [victim: alert.alert])
+            #expect(alert.alert.t <= alert.t && alert.alert.t > 1200)
+            #expect(inForce.end.isEmpty)
             print(alert.alert.reason)
         }
     }
@@ -151,21 +165,22 @@ import ZoneInference
     @Test func aGatewayTakenElsewhereHasMoved() async throws {
         try await onOwnThread {
             let victim: GatewayID = "gw-front-2"
-            let (alerts, _) = try Self.alerts(change: { venue in
+            let (alerts, _, inForce) = try Self.alerts(change: { venue in
                 let index = venue.gateways.firstIndex { $0.id == victim }!
                 venue.gateways[index].position = Point(
                     venue.gateways[index].position.x + 15, venue.gateways[index].position.y + 8)
             })
             #expect(alerts.map(\.alert.gateway) == [victim])
             #expect(alerts.first?.alert.code == "gateway-moved")
+            #expect(inForce.end[victim]?.code == "gateway-moved")
             print(alerts.first?.alert.reason ?? "no alert")
         }
     }
 
     @Test func steadyLinksRaiseNothing() async throws {
         try await onOwnThread {
-            let (alerts, _) = try Self.alerts()
-            #expect(alerts.isEmpty)
+            let (alerts, _, inForce) = try Self.alerts()
+            #expect(alerts.isEmpty && inForce.end.isEmpty)
         }
     }
 }

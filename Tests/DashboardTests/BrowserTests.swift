@@ -1,5 +1,6 @@
 import BeaconModel
 import BrokerTestSupport
+import Dashboard
 import Foundation
 import Testing
 
@@ -116,6 +117,46 @@ import Testing
             ) { ($0 as? [String])?.first == "false" } as? [String]
         #expect(narrowed?.first == "false", "dwell-empty shown: \(String(describing: narrowed))")
         #expect(narrowed?.last?.hasPrefix("No routes") == true, "\(String(describing: narrowed))")
+
+        // Issue 22: the hub's links fit and a link alert in force. The gateway's square gets an amber rim; clicking it
+        // shows its health, its gain from the links and the alert's evidence.
+        var status = HubStatus(hub: "hub-a", state: .online, t: Date().timeIntervalSince1970)
+        status.links = HubStatus.Links(
+            t: Date().timeIntervalSince1970 - 60, linksUsed: 60, residualDB: 3.1,
+            gains: ["gw-egypt": .init(value: -2.4, sigma: 1.2)], pathLossExponent: .init(value: 2.6, sigma: 0.1),
+            applied: true, gainsApplied: ["gw-egypt"])
+        try fixture.publish(status, to: fixture.topics.hubStatus)
+        fixture.board.setGateways([
+            LiveBoard.GatewayHealth(
+                gateway: "gw-egypt", online: true, monitored: true, lastContact: Date().timeIntervalSince1970,
+                boot: "b1",
+                linkAlert: LiveBoard.LinkAlert(
+                    code: "gateway-degraded",
+                    reason:
+                        "gw-egypt's 5 links to other gateways all fell together (antenna blocked, adapter failing?)",
+                    t: Date().timeIntervalSince1970 - 60))
+        ])
+        let rim = try await driver.poll(
+            "return document.querySelector('#gateways rect[data-gateway=\"gw-egypt\"]').getAttribute('class')"
+        ) { ($0 as? String)?.contains("link-alert") == true }
+        #expect((rim as? String)?.contains("link-alert") == true, "\(String(describing: rim))")
+        try await driver.click("#gateways rect[data-gateway=\"gw-egypt\"]")
+        let panel =
+            try await driver.poll(
+                """
+                if (document.getElementById('gateway-details').hidden) return null;
+                return [document.getElementById('details-title').textContent,
+                  document.getElementById('gateway-alert-badge').textContent,
+                  document.getElementById('gateway-alert').textContent,
+                  document.getElementById('gateway-gain').textContent,
+                  document.getElementById('gateway-state').textContent];
+                """
+            ) { ($0 as? [String])?[3].contains("dB") == true } as? [String]
+        #expect(panel?[0] == "gw-egypt" && panel?[1] == "gateway-degraded", "\(String(describing: panel))")
+        #expect(panel?[2].contains("all fell together") == true, "\(String(describing: panel))")
+        #expect(panel?[3].hasPrefix("−2.4 ± 1.2 dB, applied") == true, "\(String(describing: panel))")
+        #expect(panel?[4] == "online (boot b1)", "\(String(describing: panel))")
+        try await driver.screenshot("dashboard-8-gateway-links")
 
         let errors = try await driver.consoleErrors()
         #expect(errors.isEmpty, "console errors: \(errors)")

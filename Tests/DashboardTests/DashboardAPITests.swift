@@ -37,6 +37,56 @@ import Testing
         #expect(bounds?["minX"] == 0 && bounds?["maxX"] == 30)
     }
 
+    /// Issue 22 on the plan: each gateway's gain from the hub's latest links fit (applied when the hub handed it to the
+    /// engine), and the link alert in force, which also goes down the live stream when it is raised or cleared.
+    @Test func venueGatewaysCarryTheirLinksGainAndTheLinkAlertInForce() async throws {
+        let fixture = try await DashboardFixture()
+        defer { Task { await fixture.stop() } }
+        var status = HubStatus(hub: "hub-a", state: .online, t: 2_000)
+        status.links = HubStatus.Links(
+            t: 1_990, linksUsed: 60, residualDB: 3.1,
+            gains: ["gw-entrance": .init(value: 2.4, sigma: 1.2), "gw-egypt": .init(value: -1.1, sigma: 4.5)],
+            pathLossExponent: .init(value: 2.6, sigma: 0.1), applied: true, gainsApplied: ["gw-entrance"])
+        try fixture.publish(status, to: fixture.topics.hubStatus)
+        let reader = try EventStreamReader(port: fixture.port, path: "/api/stream")
+        _ = await reader.next("snapshot")
+        for _ in 0..<100 where fixture.board.streamCount == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        /// The gw-egypt entry of the stream's next `gateways` event.
+        func streamedEgypt() async throws -> [String: Any]? {
+            let data = try #require(await reader.next("gateways")).data(using: .utf8)!
+            let gateways = try JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+            return gateways?.first { $0["gateway"] as? String == "gw-egypt" }
+        }
+        let moved = LiveBoard.LinkAlert(
+            code: "gateway-moved", reason: "gw-egypt's 6 links to other gateways shifted each their own way", t: 1_990)
+        fixture.board.setGateways([
+            LiveBoard.GatewayHealth(gateway: "gw-entrance", online: true, monitored: true, lastContact: 1, boot: "b1"),
+            LiveBoard.GatewayHealth(
+                gateway: "gw-egypt", online: true, monitored: true, lastContact: 1, boot: "b1", linkAlert: moved),
+        ])
+        #expect((try await streamedEgypt()?["linkAlert"] as? [String: Any])?["code"] as? String == "gateway-moved")
+
+        let gateways = try await fixture.get("/api/venue").json["gateways"] as? [[String: Any]] ?? []
+        let byID = Dictionary(gateways.map { ($0["id"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        let entrance = byID["gw-entrance"]?["gain"] as? [String: Any]
+        #expect(entrance?["value"] as? Double == 2.4 && entrance?["sigma"] as? Double == 1.2)
+        #expect(entrance?["applied"] as? Bool == true && entrance?["t"] as? Double == 1_990)
+        #expect((byID["gw-egypt"]?["gain"] as? [String: Any])?["applied"] as? Bool == false)
+        #expect(byID["gw-rome"]?["gain"] == nil, "a gateway the fit did not reach has no gain")
+        #expect(byID["gw-entrance"]?["linkAlert"] == nil)
+        let alert = byID["gw-egypt"]?["linkAlert"] as? [String: Any]
+        #expect(alert?["code"] as? String == "gateway-moved" && alert?["t"] as? Double == 1_990)
+        #expect((alert?["reason"] as? String)?.hasPrefix("gw-egypt's 6 links") == true)
+
+        // Its links came back: the alert is cleared, on the stream too.
+        fixture.board.setGateways([
+            LiveBoard.GatewayHealth(gateway: "gw-entrance", online: true, monitored: true, lastContact: 1, boot: "b1"),
+            LiveBoard.GatewayHealth(gateway: "gw-egypt", online: true, monitored: true, lastContact: 1, boot: "b1"),
+        ])
+        let cleared = try await streamedEgypt()
+        #expect(cleared != nil && cleared?["linkAlert"] == nil)
+    }
+
     @Test func liveTagsOccupancyAndRegionStateFollowWhatTheHubPublishes() async throws {
         let fixture = try await DashboardFixture()
         defer { Task { await fixture.stop() } }

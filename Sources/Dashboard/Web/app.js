@@ -10,6 +10,7 @@ const state = {
   occupancy: new Map(),  // zone -> ZoneOccupancy
   gateways: new Map(),   // id -> health
   selectedTag: null,
+  selectedGateway: null,
   selectedZone: null,
   dwellChart: null,
   windowHours: 24,       // the history window of the details panel; 0 = everything kept
@@ -104,10 +105,10 @@ function drawPlan() {
     if (!gateway.position) continue;
     const node = element("rect", { class: `gateway ${gateway.health}`, "data-gateway": gateway.id,
       x: gateway.position[0] - 0.25, y: gateway.position[1] - 0.25, width: 0.5, height: 0.5 }, gatewaysLayer);
-    const title = element("title", {}, node);
-    title.textContent = `${gateway.id}: ${gateway.health}`;
-    state.gateways.set(gateway.id, { gateway: gateway.id, online: gateway.health === "online",
-      monitored: gateway.health !== "unheard" });
+    element("title", {}, node);
+    node.addEventListener("click", event => { event.stopPropagation(); selectGateway(gateway.id); });
+    drawGateway({ gateway: gateway.id, online: gateway.health === "online", monitored: gateway.health !== "unheard",
+      lastContact: gateway.lastContact, boot: gateway.boot, linkAlert: gateway.linkAlert });
   }
   element("g", { id: "tags" }, plan);
 }
@@ -210,13 +211,69 @@ function drawZonesTable() {
   }
 }
 
+function gatewayWord(health) {
+  return !health.monitored ? "unheard" : health.online ? "online" : "offline";
+}
+
+// A gateway's square: its health as the fill, a link alert in force (gateway-moved, gateway-degraded) as an amber rim.
 function drawGateway(health) {
   state.gateways.set(health.gateway, health);
+  if (state.selectedGateway === health.gateway) drawGatewayPanel();
   const node = document.querySelector(`#gateways rect[data-gateway="${CSS.escape(health.gateway)}"]`);
   if (!node) return;
-  const word = !health.monitored ? "unheard" : health.online ? "online" : "offline";
-  node.setAttribute("class", `gateway ${word}`);
-  node.firstChild.textContent = `${health.gateway}: ${word}`;
+  const word = gatewayWord(health);
+  node.setAttribute("class", `gateway ${word}` + (health.linkAlert ? " link-alert" : "")
+    + (state.selectedGateway === health.gateway ? " selected" : ""));
+  node.firstChild.textContent = `${health.gateway}: ${word}` + (health.linkAlert ? `, ${health.linkAlert.code}` : "");
+}
+
+// The gateway panel's live part: health and the link alert follow the stream; the gain comes from /api/venue.
+function drawGatewayPanel() {
+  const id = state.selectedGateway;
+  const health = state.gateways.get(id);
+  if (!id || !health) return;
+  document.getElementById("gateway-state").textContent = gatewayWord(health)
+    + (health.boot ? ` (boot ${health.boot})` : "");
+  document.getElementById("gateway-contact").textContent = health.lastContact
+    ? `${ago(health.lastContact)} (${dateTime(health.lastContact)})` : "never";
+  const alert = health.linkAlert;
+  const badgeNode = document.getElementById("gateway-alert-badge");
+  badgeNode.hidden = !alert;
+  document.getElementById("gateway-alert").hidden = !alert;
+  if (alert) {
+    badgeNode.textContent = alert.code;
+    document.getElementById("gateway-alert").textContent = `Since ${dateTime(alert.t)}: ${alert.reason}`;
+  }
+}
+
+// "+2.3 ± 1.1 dB, applied (fit 14:05)": the links' fit of its receive gain, or why there is none.
+function gainText(gain) {
+  if (!gain) return "not fitted (no links to other gateways yet)";
+  const sign = gain.value > 0 ? "+" : gain.value < 0 ? "−" : "±";
+  return `${sign}${Math.abs(gain.value).toFixed(1)} ± ${gain.sigma.toFixed(1)} dB, `
+    + (gain.applied ? "applied" : "not applied") + ` (fit ${time(gain.t)})`;
+}
+
+async function selectGateway(id) {
+  state.selectedGateway = id;
+  state.selectedTag = null;
+  state.selectedZone = null;
+  document.getElementById("path-layer").replaceChildren();
+  drawTags();
+  state.gateways.forEach(drawGateway);
+  openDetails(id, "gateway");
+  drawGatewayPanel();
+  const gain = document.getElementById("gateway-gain");
+  gain.textContent = "…";
+  try {
+    const venue = await api("/api/venue");
+    const gateway = venue.gateways.find(entry => entry.id === id);
+    document.getElementById("gateway-beacon-row").hidden = !gateway?.beacon;
+    document.getElementById("gateway-beacon").textContent = gateway?.beacon ?? "";
+    gain.textContent = gainText(gateway?.gain);
+  } catch (error) {
+    gain.textContent = `unknown: ${error.message}`;
+  }
 }
 
 function addEvent(event) {
@@ -248,6 +305,15 @@ function openDetails(title, which) {
   document.getElementById("details-title").textContent = title;
   document.getElementById("tag-details").hidden = which !== "tag";
   document.getElementById("zone-details").hidden = which !== "zone";
+  document.getElementById("gateway-details").hidden = which !== "gateway";
+  if (which !== "gateway") unselectGateway();
+}
+
+function unselectGateway() {
+  const previous = state.selectedGateway;
+  state.selectedGateway = null;
+  const health = previous && state.gateways.get(previous);
+  if (health) drawGateway(health);
 }
 
 async function selectTag(id) {
@@ -649,6 +715,7 @@ async function startSites() {
 async function start() {
   document.getElementById("details-close").addEventListener("click", () => {
     document.getElementById("details").hidden = true;
+    unselectGateway();
     state.selectedTag = state.selectedZone = null;
     document.getElementById("path-layer").replaceChildren();
     drawTags();
@@ -687,7 +754,7 @@ async function start() {
   window.addEventListener("hashchange", showView);
   showView();
   // "5 min ago" grows without a message from the hub.
-  setInterval(() => { drawTagsTable(); drawTagPanel(); }, 5000);
+  setInterval(() => { drawTagsTable(); drawTagPanel(); drawGatewayPanel(); }, 5000);
   connect();
   startSites();
 }
