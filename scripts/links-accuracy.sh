@@ -5,7 +5,8 @@
 #   off    — links not applied (inference.linkFitSeconds: 0): the engine with the venue file alone;
 #   links  — the default: fitted every 5 minutes over the last 30, applied live;
 #   true   — the engine given the simulator's true receive gains (a calibration file of offsets only).
-# Prints one JSON line per venue: accuracies and the last fit's gain errors (both sides with Σ = 0).
+# Prints one JSON line per venue: accuracies and the last fit's gain errors (both sides with Σ = 0), also per gateway
+# (signed, fitted − true) with its antenna's front-to-back ratio (0: none).
 # With --learn L the run lasts L longer and each way is scored over the DURATION after it, the hub having learned for
 # L (what a hub that has been running does), as `accuracy`; the first L, while it learns, as `accuracyLearning`.
 # With --diagnose, two more ways, to see where the links fall short of the true gains:
@@ -149,13 +150,21 @@ for line in open(f"{d}/replay-links.txt"):
     if "gains (dB)" in line:
         for gw, value, sigma in re.findall(r"([^ ,]+) ([+-][0-9.]+)±([0-9.]+)", line.split("gains (dB)")[1]):
             fitted[gw] = (float(value), float(sigma))
-errors = []
+# Each gateway's directional antenna, if the venue gives it one (the simulator's truth: the hub does not read it).
+antennas = {}
+for line in open(f"{d}/venue.yaml"):
+    m = re.match(r"\s*- \{ id: ([^,]+),.*gainOffset: .*frontToBackDB: ([0-9.]+)", line)
+    if m:
+        antennas[m.group(1)] = float(m.group(2))
+errors, signed = [], {}
 if fitted:
     mean = sum(truth.values()) / len(truth)
-    errors = [abs(fitted[g][0] - (truth[g] - mean)) for g in truth if g in fitted]
+    signed = {g: fitted[g][0] - (truth[g] - mean) for g in truth if g in fitted}
+    errors = [abs(signed[g]) for g in truth if g in signed]
 ways = [w for w in ("off", "links", "true", "centred", "settled") if os.path.exists(f"{d}/score-{w}.json")]
 score = {w: json.load(open(f"{d}/score-{w}.json"))["hub"]["accuracy"] for w in ways}
-row = {"seed": seed, "gateways": len(truth), "gainErrors": errors}
+row = {"seed": seed, "gateways": len(truth), "gainErrors": errors,
+       "gains": {g: {"error": round(e, 3), "frontToBackDB": antennas.get(g, 0)} for g, e in sorted(signed.items())}}
 if ways:
     row["accuracy"] = score
 if os.path.exists(f"{d}/score-learning-off.json"):
