@@ -108,7 +108,8 @@ extension HubCore {
             }, hourly: hourly, at: now)
     }
 
-    /// Journals the tags whose health changed (`TagHealth.takeChanges`): their row, and their battery's hour.
+    /// Journals the tags whose health changed (`TagHealth.takeChanges`): their row, and their battery's hour and the
+    /// one before (whose last reading may have come after it was saved; the upsert makes writing it again harmless).
     mutating func journalHealth(at now: Double) {
         for saved in health.takeChanges(at: now) {
             journal.tagHealth.append(
@@ -118,7 +119,7 @@ extension HubCore {
                     batteryLow: saved.batteryLow, missing: saved.missing, tlmT: saved.last?.t,
                     milliVolts: saved.last?.milliVolts, temperature: saved.last?.temperature,
                     advertisingCount: saved.last?.advertisingCount.map(Int64.init), uptime: saved.last?.uptime))
-            if let hourly = saved.hourly {
+            for hourly in [saved.previousHour, saved.hourly].compactMap({ $0 }) {
                 journal.batteryReadings.append(
                     HubJournal.BatteryReading(
                         key: key(saved.tag.rawValue), hour: Int64(hourly.hour), milliVolts: hourly.milliVolts))

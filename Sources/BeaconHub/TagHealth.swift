@@ -76,9 +76,12 @@ public struct TagHealth: Sendable {
         var lastGateway: GatewayID?
         var batteryLow = false
         var missing = false
-        /// Advertisements heard per gateway in the window that began at `countingSince`.
+        /// Advertisements heard per gateway in the window that began at `countingSince`; `partial` when counting began
+        /// after the window's start (the hub's first sighting of the tag, or its first after a gap): such a window
+        /// says nothing of the rate and is not reported.
         var countingSince = -Double.infinity
         var counts: [GatewayID: Int] = [:]
+        var partial = true
         /// The last whole window counted: the best gateway's advertisements a minute, and the window's end.
         var seenPerMinute: Double?
         var seenUntil = 0.0
@@ -133,20 +136,26 @@ public struct TagHealth: Sendable {
         return alerts
     }
 
-    /// One advertisement of the tag heard by `gateway` at `t` (every sighting: cheap, in place). A sighting of an
-    /// earlier window than the one being counted (another gateway's late batch) counts in the current one.
+    /// One advertisement of the tag heard by `gateway` at `t` (every sighting: cheap, in place). A sighting of the
+    /// window before the one being counted (another gateway's late batch) counts in the current one; older ones (an
+    /// outbox drained after an outage) are not counted, or the rate would read above what the tag sends.
     public mutating func heard(_ tag: TagID, by gateway: GatewayID, at t: Double) {
         let window = settings.advertWindowSeconds
         if records[tag] == nil { records[tag] = Record() }
-        if t >= records[tag]!.countingSince + window {
+        let counting = records[tag]!.countingSince
+        if t >= counting + window {
             let start = (t / window).rounded(.down) * window
             let record = records[tag]!
-            if let best = record.counts.values.max(), record.countingSince.isFinite {
+            if let best = record.counts.values.max(), counting.isFinite, !record.partial {
                 records[tag]!.seenPerMinute = Double(best) / window * 60
-                records[tag]!.seenUntil = record.countingSince + window
+                records[tag]!.seenUntil = counting + window
             }
+            // Whole when it follows the window just counted, or when the tag was heard from its very start.
+            records[tag]!.partial = start != counting + window && t > start
             records[tag]!.countingSince = start
             records[tag]!.counts.removeAll(keepingCapacity: true)
+        } else if t < counting - window {
+            return
         }
         records[tag]!.counts[gateway, default: 0] += 1
     }
@@ -298,11 +307,15 @@ public struct TagHealth: Sendable {
         public var last: Reading?
         /// The hour (unix seconds / 3600) and millivolts of the newest hourly reading.
         public var hourly: (hour: Int, milliVolts: Int)?
+        /// The hour's before it: its last reading may have come after it was last saved (saves are minutes apart).
+        public var previousHour: (hour: Int, milliVolts: Int)? = nil
 
         public static func == (a: Saved, b: Saved) -> Bool {
             a.tag == b.tag && a.region == b.region && a.lastSeen == b.lastSeen && a.lastZone == b.lastZone
                 && a.lastGateway == b.lastGateway && a.batteryLow == b.batteryLow && a.missing == b.missing
                 && a.last == b.last && a.hourly?.hour == b.hourly?.hour && a.hourly?.milliVolts == b.hourly?.milliVolts
+                && a.previousHour?.hour == b.previousHour?.hour
+                && a.previousHour?.milliVolts == b.previousHour?.milliVolts
         }
 
         public func hash(into hasher: inout Hasher) { hasher.combine(tag) }
@@ -330,7 +343,7 @@ public struct TagHealth: Sendable {
                 Saved(
                     tag: tag, region: record.region, lastSeen: record.lastSeen, lastZone: record.lastZone,
                     lastGateway: record.lastGateway, batteryLow: record.batteryLow, missing: record.missing,
-                    last: record.last, hourly: record.hourly.last))
+                    last: record.last, hourly: record.hourly.last, previousHour: record.hourly.dropLast().last))
         }
         return taken.sorted { $0.tag.rawValue < $1.tag.rawValue }
     }

@@ -92,7 +92,10 @@ extension PostgresHistory.Writer {
                          AS u(t, g, b, r, p)
                     """, logger: logger)
             }
-            for row in journal.tagHealth {
+            // One row per key, or the upserts below refuse the statement (the same tag saved twice between commits).
+            var health = journal
+            health.keepLatestHealth()
+            for row in health.tagHealth {
                 try await connection.query(
                     """
                     INSERT INTO tag_health (site, tag, region, last_seen, last_zone, last_gateway, battery_low, missing,
@@ -107,8 +110,8 @@ extension PostgresHistory.Writer {
                     advertising_count = excluded.advertising_count, uptime = excluded.uptime
                     """, logger: logger)
             }
-            if !journal.batteryReadings.isEmpty {
-                let readings = journal.batteryReadings
+            if !health.batteryReadings.isEmpty {
+                let readings = health.batteryReadings
                 try await connection.query(
                     """
                     INSERT INTO battery_hourly (site, tag, hour, milli_volts)

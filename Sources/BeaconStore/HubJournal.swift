@@ -243,10 +243,17 @@ public struct HubJournal: Sendable, Hashable {
         events += later.events
         statuses += later.statuses
         sightings += later.sightings
-        tagHealth = Self.latest(tagHealth + later.tagHealth) { $0.liveTag }
-        batteryReadings = Self.latest(batteryReadings + later.batteryReadings) {
-            BatteryKey(key: $0.key, hour: $0.hour)
-        }
+        tagHealth += later.tagHealth
+        batteryReadings += later.batteryReadings
+        keepLatestHealth()
+    }
+
+    /// Keeps the last tag health row of each tag and the last battery reading of each tag and hour. A journal can hold
+    /// two (a tag saved twice between commits when a flag moved; a retried commit with the next one appended), and
+    /// PostgreSQL's bulk upsert refuses one key twice in a statement.
+    public mutating func keepLatestHealth() {
+        tagHealth = Self.latest(tagHealth) { $0.liveTag }
+        batteryReadings = Self.latest(batteryReadings) { BatteryKey(key: $0.key, hour: $0.hour) }
     }
 
     private struct BatteryKey: Hashable {

@@ -93,6 +93,27 @@ import Testing
         #expect(restarted.health.battery(of: "tag-1")?.milliVolts == 2470)
     }
 
+    /// Saves are minutes apart: the reading that ends an hour may come after that hour was last saved. The next save
+    /// writes the hour before again, with its last reading.
+    @Test func anHoursLastReadingIsSavedWithTheNextHour() throws {
+        let settings = "tagHealth: { batteryLowMilliVolts: 2500 }"
+        var core = try HubCoreTests.core(inference: settings, persistence: HubCore.Persistence())
+        let t0 = HubCoreTests.t0
+        let next = ((t0 + 300) / 3600).rounded(.up) * 3600
+        let hour = Int64(next / 3600)
+        for (seq, (t, milliVolts)) in [(next - 200, 2600), (next - 100, 2590), (next + 150, 2580)].enumerated() {
+            core.apply(
+                Self.tlmBatch(seq: UInt64(seq + 1), at: t, milliVolts: milliVolts, count: UInt32(1000 + seq)), at: t)
+            core.tick(at: t + 1, connected: true)
+        }
+        let readings = core.takeJournal().batteryReadings
+        #expect(
+            readings.suffix(2) == [
+                HubJournal.BatteryReading(key: "tag-1", hour: hour - 1, milliVolts: 2590),
+                HubJournal.BatteryReading(key: "tag-1", hour: hour, milliVolts: 2580),
+            ], "\(readings)")
+    }
+
     @Test func aNamedTagUnheardIsMissingThenFound() throws {
         var core = try HubCoreTests.core(inference: "tagHealth: { missingAfterSeconds: 120 }")
         let t0 = HubCoreTests.t0

@@ -107,6 +107,43 @@ import Testing
             health.adverts(of: "keys") == TagState.Adverts(seenPerMinute: 2, expectedPerMinute: nil, t: start + window))
     }
 
+    /// A window the hub began counting part-way through (its first sighting of the tag, after a restart or a gap) says
+    /// nothing of the rate: the first figure is the next whole window's, not a low one. Sightings from windows long
+    /// gone (an outbox drained after an outage) are not counted in the current one.
+    @Test func advertsCountOnlyWholeWindowsAndNotADrainedOutbox() {
+        var health = TagHealth(settings: TagHealth.Settings())
+        let window = health.settings.advertWindowSeconds
+        let start = (Self.t0 / window).rounded(.up) * window
+        // Heard once a second from half-way through a window.
+        for second in stride(from: window / 2, to: 3 * window + 1, by: 1) {
+            health.heard("guide-1", by: "gw-a", at: start + second)
+            if second == window {
+                #expect(health.adverts(of: "guide-1") == nil, "the half window counted as whole")
+            }
+        }
+        #expect(
+            health.adverts(of: "guide-1")
+                == TagState.Adverts(seenPerMinute: 60, expectedPerMinute: nil, t: start + 3 * window))
+        // An hour of the same gateway's outbox arrives late, beside live sightings: the live window stays at 60.
+        for second in stride(from: 3 * window + 1, to: 4 * window, by: 1) {
+            health.heard("guide-1", by: "gw-a", at: start + second)
+            health.heard("guide-1", by: "gw-a", at: start + second - 3600)
+        }
+        health.heard("guide-1", by: "gw-a", at: start + 4 * window)
+        #expect(
+            health.adverts(of: "guide-1")
+                == TagState.Adverts(seenPerMinute: 60, expectedPerMinute: nil, t: start + 4 * window))
+        // Silent after the first second of the next window (that window, counted whole, says so), back after a gap
+        // part-way through a window: that window is not reported; the last whole one stays.
+        for second in stride(from: 10 * window + 100, to: 11 * window, by: 1) {
+            health.heard("guide-1", by: "gw-a", at: start + second)
+        }
+        health.heard("guide-1", by: "gw-a", at: start + 11 * window)
+        #expect(
+            health.adverts(of: "guide-1")
+                == TagState.Adverts(seenPerMinute: 0.2, expectedPerMinute: nil, t: start + 5 * window))
+    }
+
     @Test func aTagUnheardForItsRegionsTimeIsMissingOnceThenFound() {
         var settings = TagHealth.Settings()
         settings.missingAfterByRegion["carts"] = 3600

@@ -80,6 +80,8 @@ import Testing
         #expect(failed.tagHealth.map(\.liveTag) == ["keys", "guide-1"])
         #expect(failed.batteryReadings.map(\.milliVolts) == [2650, 2900])
 
+        // And one journal that holds the same hour twice (a tag saved twice between commits) as it is.
+        failed.batteryReadings.insert(.init(key: "guide-2", hour: hour, milliVolts: 2950), at: 0)
         _ = try await store.commit(failed, at: now)
         let recovered = try await store.recover(recentBoots: 4)
         #expect(recovered.tagHealth.first == Self.row("guide-1", milliVolts: 2650, low: true))

@@ -456,10 +456,13 @@ function advertsText(adverts) {
   return `${seen} of ${expected} a minute (${share} %)`;
 }
 
-// The share heard where the rate sent is known, else the rate heard: what the Tags view sorts by.
+// What the Tags view sorts the Heard column by: the share heard where the rate sent is known; else the rate heard,
+// offset so that those tags come after every share (a share is at most a little over 1) and among themselves by rate.
 function advertsShare(adverts) {
   if (!adverts) return null;
-  return adverts.expectedPerMinute > 0 ? adverts.seenPerMinute / adverts.expectedPerMinute : adverts.seenPerMinute;
+  return adverts.expectedPerMinute > 0
+    ? adverts.seenPerMinute / adverts.expectedPerMinute
+    : 1000 + adverts.seenPerMinute;
 }
 
 // The open tag panel's live part (its state, battery, telemetry, last seen): redrawn with each change and as time
