@@ -41,13 +41,20 @@ while [ $# -gt 0 ]; do
 done
 start=1763812800
 mkdir -p "$out"
-seconds() { # 90, 90s, 30m, 2h → seconds
-    case "$1" in
-        *h) echo $((${1%h} * 3600)) ;;
-        *m) echo $((${1%m} * 60)) ;;
-        *s) echo "${1%s}" ;;
-        *) echo "$1" ;;
-    esac
+seconds() { # 90, 90s, 30m, 2h30m, 1d12h, 1.5h → whole seconds (durations as beacon-sim reads them)
+    python3 - "$1" <<'PY'
+import re, sys
+text = sys.argv[1]
+try:
+    print(round(float(text)))
+    sys.exit()
+except ValueError:
+    pass
+parts = re.findall(r"(\d+(?:\.\d+)?)([dhms])", text)
+if not parts or "".join(number + unit for number, unit in parts) != text:
+    sys.exit(f"links-accuracy.sh: not a duration: {text} (seconds, or parts such as 30m, 2h30m, 1d12h)")
+print(round(sum(float(number) * {"d": 86400, "h": 3600, "m": 60, "s": 1}[unit] for number, unit in parts)))
+PY
 }
 learn_s=$(seconds "$learn")
 total_s=$(($(seconds "$duration") + learn_s))

@@ -260,19 +260,27 @@ struct BeaconHubCommand: AsyncParsableCommand {
             }
             var url = live
             var tokenPath = tokenFile
-            // hub.yaml is read when it is needed (no --live), or when it is there to name the token file.
+            // hub.yaml is read when it is needed (no --live), or when it is there to name the token file; with --live
+            // a file that does not load only costs its token file.
             if live == nil || (tokenFile == nil && FileManager.default.fileExists(atPath: config)) {
                 do {
                     let configuration = try HubConfiguration.load(from: config)
                     url = url ?? TagsTool.url(of: configuration)
                     tokenPath = tokenPath ?? configuration.http?.tokenFile
                 } catch {
-                    print("error: \(error)")
-                    throw ExitCode(78)
+                    guard live != nil else {
+                        print("error: \(error)")
+                        print("(or give the hub's address with --live URL, and --token-file if it has a token)")
+                        throw ExitCode(78)
+                    }
+                    FileHandle.standardError.write(
+                        Data("warning: \(config) not read (\(error)); asking \(live!) without its token file\n".utf8))
                 }
             }
             guard let url else {
-                print("error: \(config) has no http: section (the dashboard): give the hub's address with --live URL")
+                print(
+                    "error: \(config) gives no address of the dashboard (no http: section, or port 0, chosen at start): "
+                        + "give the hub's address with --live URL")
                 throw ExitCode(64)
             }
             try await BeaconHubCommand.askHub(tokenFile: tokenPath) { token in

@@ -58,4 +58,20 @@ import Testing
         #expect(TagsTool.parseDuration("1d12h") == 129_600 && TagsTool.parseDuration("45s") == 45)
         #expect(TagsTool.parseDuration("soon") == nil)
     }
+
+    /// hub.yaml's http: gives the address to ask, the loopback for a hub listening everywhere; none for port 0 (a free
+    /// port chosen at start: the command then asks for --live).
+    @Test func asksTheDashboardAtHubYamlsAddressUnlessItsPortIsChosenAtStart() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tagstool-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func url(_ http: String) throws -> String? {
+            let path = directory.appendingPathComponent("hub.yaml").path
+            try "hub: hub-a\nsite: museum\nhttp: \(http)\n".write(toFile: path, atomically: true, encoding: .utf8)
+            return TagsTool.url(of: try HubConfiguration.load(from: path))
+        }
+        #expect(try url("{ host: 0.0.0.0, port: 8080, tokenFile: token }") == "http://127.0.0.1:8080")
+        #expect(try url("{ host: \"::1\", port: 8080 }") == "http://[::1]:8080")
+        #expect(try url("{ host: 127.0.0.1, port: 0 }") == nil)
+    }
 }
