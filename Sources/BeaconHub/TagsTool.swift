@@ -85,9 +85,8 @@ public enum TagsTool {
     /// A duration as written on the command line: seconds, or a sum of d, h, m and s parts (`24h`, `1d12h`, `90m`).
     public static func parseDuration(_ text: String) -> Double? { DurationText.seconds(text) }
 
-    /// The dashboard's address from hub.yaml's `http:` section (its host, 127.0.0.1 for a wildcard).
-    /// The dashboard's address from hub.yaml's `http:`; nil without one, or with port 0 (a free port chosen at start,
-    /// which the file cannot tell).
+    /// The dashboard's address from hub.yaml's `http:` section (its host, 127.0.0.1 for a wildcard); nil without one,
+    /// or with port 0 (a free port chosen at start, which the file cannot tell).
     public static func url(of configuration: HubConfiguration) -> String? {
         guard let http = configuration.http, http.port != 0 else { return nil }
         let host = ["0.0.0.0", "::", ""].contains(http.host) ? "127.0.0.1" : http.host
