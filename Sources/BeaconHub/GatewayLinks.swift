@@ -107,11 +107,14 @@ public struct GatewayLinks: Sendable {
         func rounded(_ estimate: LinkCalibration.Estimate, _ scale: Double = 10) -> HubStatus.Links.Estimate {
             .init(value: (estimate.value * scale).rounded() / scale, sigma: (estimate.sigma * scale).rounded() / scale)
         }
+        let antennas = Dictionary(
+            uniqueKeysWithValues: fit.antennaFrontToBack.map { ($0.key.rawValue, rounded($0.value)) })
         return HubStatus.Links(
             t: fittedAt, linksUsed: fit.linksUsed, residualDB: (fit.residualSigma * 10).rounded() / 10,
             gains: Dictionary(uniqueKeysWithValues: fit.receiveGains.map { ($0.key.rawValue, rounded($0.value)) }),
             pathLossExponent: rounded(fit.pathLossExponent, 100), applied: applied,
-            gainsApplied: applied ? LearnedRadio(fit).gains.keys.sorted() : nil)
+            gainsApplied: applied ? LearnedRadio(fit).gains.keys.sorted() : nil,
+            antennas: antennas.isEmpty ? nil : antennas)
     }
 
     /// Forgets receptions scanned before `t`.
@@ -245,7 +248,8 @@ public struct GatewayLinks: Sendable {
         else { return nil }
         fit = result
         fittedAt = t
-        return settings.linkFitSeconds > 0 ? LearnedRadio(result, walls: settings.linkWallLosses) : nil
+        return settings.linkFitSeconds > 0
+            ? LearnedRadio(result, walls: settings.linkWallLosses, antennas: settings.linkAntennas) : nil
     }
 
     /// The links for `LinkCalibration`. How many advertisements each transmitter sent is its interval (from its

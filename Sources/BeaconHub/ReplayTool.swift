@@ -215,10 +215,16 @@ extension ReplayTool {
                 let gains = fit.receiveGains.sorted { $0.key.rawValue < $1.key.rawValue }.map {
                     "\($0.key) \(String(format: "%+.1f", $0.value.value))±\(String(format: "%.1f", $0.value.sigma))"
                 }
+                // Before the gains: scripts read the gains as everything after "gains (dB)".
+                let antennas = fit.antennaFrontToBack.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                    "\($0.key) \(String(format: "%.1f", $0.value.value))±\(String(format: "%.1f", $0.value.sigma))"
+                }
                 line +=
                     "; \(summary.linkFits) fits applied; last: \(fit.linksUsed) links, residual "
                     + "\(String(format: "%.1f", fit.residualSigma)) dB, exponent "
-                    + "\(String(format: "%.2f", fit.pathLossExponent.value)), gains (dB) \(gains.joined(separator: ", "))"
+                    + "\(String(format: "%.2f", fit.pathLossExponent.value)), "
+                    + (antennas.isEmpty ? "" : "antennas front-to-back (dB) \(antennas.joined(separator: ", ")), ")
+                    + "gains (dB) \(gains.joined(separator: ", "))"
             }
             lines.append(line)
         }

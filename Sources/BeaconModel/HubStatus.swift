@@ -41,10 +41,13 @@ public struct HubStatus: Sendable, Hashable, Codable {
         public var applied: Bool
         /// The gateways whose gains the hub handed the engine (known to within 3 dB), sorted; nil when not `applied`.
         public var gainsApplied: [String]?
+        /// Per gateway whose venue entry says which way its antenna faces, its front-to-back ratio, dB; the gain above
+        /// is then the gain straight ahead. Nil when no gateway has one.
+        public var antennas: [String: Estimate]?
 
         public init(
             t: Double, linksUsed: Int, residualDB: Double, gains: [String: Estimate], pathLossExponent: Estimate,
-            applied: Bool, gainsApplied: [String]? = nil
+            applied: Bool, gainsApplied: [String]? = nil, antennas: [String: Estimate]? = nil
         ) {
             self.t = t
             self.linksUsed = linksUsed
@@ -53,6 +56,7 @@ public struct HubStatus: Sendable, Hashable, Codable {
             self.pathLossExponent = pathLossExponent
             self.applied = applied
             self.gainsApplied = gainsApplied
+            self.antennas = antennas
         }
     }
 

@@ -136,9 +136,10 @@ public struct Venue: Sendable, Hashable, Decodable {
             beacon = try container.decodeIfPresent(String.self, forKey: .beacon)?.lowercased()
         }
 
-        /// Simulator: a cardioid pattern facing horizontally: the gain is −frontToBack·(1 − cos θ)/2 dB, θ the angle
-        /// between where the antenna faces and the line to the tag — 0 dB in front, −frontToBack behind (a Pi on a
-        /// wall, the wall and the Pi's own board behind its antenna; a patch antenna).
+        /// A cardioid pattern facing horizontally: the gain is −frontToBack·(1 − cos θ)/2 dB, θ the angle between
+        /// where the antenna faces and the line to the tag — 0 dB in front, −frontToBack behind (a Pi on a wall, the
+        /// wall and the Pi's own board behind its antenna; a patch antenna). The simulator hears through it; the hub
+        /// reads only `facing` and fits the ratio from the gateways' links (`LinkCalibration`).
         public struct Antenna: Sendable, Hashable, Decodable {
             /// Where it faces on the floor plan, degrees counter-clockwise from +x (90: towards +y).
             public var facing: Double
@@ -155,7 +156,9 @@ public struct Venue: Sendable, Hashable, Decodable {
             public init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 facing = try container.decode(Double.self, forKey: .facing)
-                frontToBackDB = try container.decode(Double.self, forKey: .frontToBackDB)
+                // Optional: an installer knows which way a gateway faces, rarely by how much it shades what is
+                // behind; the hub fits the ratio from the links. The simulator hears alike all round without it.
+                frontToBackDB = try container.decodeIfPresent(Double.self, forKey: .frontToBackDB) ?? 0
                 guard (-360...360).contains(facing) else {
                     throw DecodingError.dataCorruptedError(
                         forKey: .facing, in: container, debugDescription: "expected degrees in -360...360")

@@ -55,7 +55,8 @@ struct GatewayView: Encodable {
             links.gains[id].map {
                 GainView(
                     value: $0.value, sigma: $0.sigma,
-                    applied: links.gainsApplied?.contains(id) ?? false, t: links.t)
+                    applied: links.gainsApplied?.contains(id) ?? false, t: links.t,
+                    frontToBack: links.antennas?[id])
             }
         }
         self.linkAlert = health?.linkAlert
@@ -71,6 +72,9 @@ struct GainView: Encodable {
     var applied: Bool
     /// Scan time of the fit.
     var t: Double
+    /// The antenna's front-to-back ratio the links fitted, dB, for a gateway whose venue entry says which way its
+    /// antenna faces; `value` is then the gain straight ahead.
+    var frontToBack: HubStatus.Links.Estimate?
 }
 
 struct DoorView: Encodable {

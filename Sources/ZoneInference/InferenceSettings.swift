@@ -87,6 +87,9 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     public var linkWindowSeconds = 1800.0
     /// Whether the walls' losses the links measured go into the `position` map too (off: docs/inference.md says why).
     public var linkWallLosses = false
+    /// Shade a gateway's levels in the `position` map by the antenna pattern the links fitted, for gateways whose
+    /// venue entry says which way their antenna faces (the gain the links give them is the gain straight ahead).
+    public var linkAntennas = true
 
     public init() {}
 
@@ -108,7 +111,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         case sensitivity, tagOffsetSigmaDB, stayedSeconds, reorderWindowSeconds, maxWalkingSpeed, strongMarginDB
         case cloneDistanceMetres, tickSeconds, bodyLossDB, residualCap, calibrationWeight, unknownPowerSigmaDB
         case cellMetres, readingWeight, stayShare, maxCells, offsetSeconds, learnsExponent, probeTags
-        case learnsMap, linkFitSeconds, linkWindowSeconds, linkWallLosses
+        case learnsMap, linkFitSeconds, linkWindowSeconds, linkWallLosses, linkAntennas
     }
 
     public init(from decoder: any Decoder) throws {
@@ -156,5 +159,6 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         linkFitSeconds = try value(.linkFitSeconds, linkFitSeconds, 0...86_400)
         linkWindowSeconds = try value(.linkWindowSeconds, linkWindowSeconds, 60...604_800)
         linkWallLosses = try container.decodeIfPresent(Bool.self, forKey: .linkWallLosses) ?? linkWallLosses
+        linkAntennas = try container.decodeIfPresent(Bool.self, forKey: .linkAntennas) ?? linkAntennas
     }
 }

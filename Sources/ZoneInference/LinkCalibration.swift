@@ -10,11 +10,13 @@ import BeaconModel
 ///     mean RSSI − measuredPower_i = T_i + G_j − 10·n·log10(d_ij) − Σ_w a_w·[link crosses wall w] + ε
 ///
 /// with T_i how far i's transmitter is off its nominal power, G_j how much louder j hears than the others (what the
-/// engine subtracts: `Calibration.gatewayOffsets`), n the path-loss exponent and a_w each wall's loss. Only differences
-/// of the G are measurable (T_i + c, G_j − c fit alike), so they are reported with Σ G = 0. Solved as a weighted least
-/// squares with weak priors (the nominal exponent, each wall's material default, offsets near 0), whose posterior
-/// gives each estimate's uncertainty. ε is the link's own shadowing and the antennas' patterns: a few dB, which is why
-/// every gain is estimated from all the links into (and out of) its gateway.
+/// engine subtracts: `Calibration.gatewayOffsets`), n the path-loss exponent and a_w each wall's loss; and, for a gateway
+/// whose venue entry says which way its antenna faces, −F·(1 − cos θ)/2 at both ends of its links (F its front-to-back
+/// ratio, θ off its facing), so that its G is the gain straight ahead. Only differences of the G are measurable
+/// (T_i + c, G_j − c fit alike), so they are reported with Σ G = 0. Solved as a weighted least squares with weak priors
+/// (the nominal exponent, each wall's material default, offsets near 0, ratios near 10 dB), whose posterior gives each
+/// estimate's uncertainty. ε is the link's own shadowing and what the model misses of the antennas: a few dB, which is
+/// why every gain is estimated from all the links into (and out of) its gateway.
 public enum LinkCalibration {
     /// One directed link over some period: gateway `tx`'s beacon heard by gateway `rx`.
     public struct Link: Sendable, Hashable {
@@ -75,6 +77,8 @@ public enum LinkCalibration {
         public var pathLossExponent: Estimate
         /// Each crossed wall's loss, dB, by its index in the venue's walls (walls no link crosses are left out).
         public var wallLosses: [Int: Estimate]
+        /// The front-to-back ratio of each gateway whose venue entry gives its antenna's facing, dB.
+        public var antennaFrontToBack: [GatewayID: Estimate] = [:]
         /// The links used, and the RMS of what the model leaves of them, dB.
         public var linksUsed: Int
         public var residualSigma: Double
@@ -95,6 +99,13 @@ public enum LinkCalibration {
         public var exponentPriorSigma = 1.0
         public var wallPriorSigma = 5.0
         public var offsetPriorSigma = 8.0
+        /// A gateway whose venue entry says which way its antenna faces (`antenna.facing`) gets its front-to-back
+        /// ratio fitted, around this prior (the ratio the venue entry gives is not read: an installer knows which way
+        /// a Pi on a wall faces, not how much its board and the wall shade it). Its gain is then the gain straight
+        /// ahead, as the venue file defines it; without the term the fit took the level towards the other gateways.
+        public var antennaPriorDB = 10.0
+        public var antennaPriorSigma = 10.0
+        public var fitsAntennas = true
 
         public init() {}
     }
@@ -121,7 +132,11 @@ public enum LinkCalibration {
         let wallColumn = Dictionary(uniqueKeysWithValues: walls.enumerated().map { ($0.element, $0.offset) })
         let count = gateways.count
         let exponentColumn = 2 * count
-        let parameters = 2 * count + 1 + walls.count
+        let directional = settings.fitsAntennas ? gateways.indices.filter { gateways[$0].antenna != nil } : []
+        let antennaColumn = Dictionary(
+            uniqueKeysWithValues: directional.enumerated().map { ($0.element, 2 * count + 1 + walls.count + $0.offset) }
+        )
+        let parameters = 2 * count + 1 + walls.count + directional.count
 
         var normal = SymmetricSystem(size: parameters)
         let linkWeight = 1 / (settings.linkSigma * settings.linkSigma)
@@ -136,6 +151,13 @@ public enum LinkCalibration {
             var columns: [(Int, Double)] = [(count + index[link.tx]!, 1), (index[link.rx]!, 1)]
             columns.append((exponentColumn, -10 * log10(distance)))
             for wall in crossed { columns.append((2 * count + 1 + wallColumn[wall]!, -1)) }
+            // A cardioid: −F·(1 − cos θ)/2, θ between where the antenna faces and the line to the other gateway.
+            for (end, towards) in [(index[link.rx]!, (dx, dy)), (index[link.tx]!, (-dx, -dy))] {
+                guard let column = antennaColumn[end], let antenna = gateways[end].antenna else { continue }
+                let facing = antenna.facing * Double.pi / 180
+                let cosine = (towards.0 * cos(facing) + towards.1 * sin(facing)) / distance
+                columns.append((column, -(1 - min(max(cosine, -1), 1)) / 2))
+            }
             let row = (columns: columns, value: link.uncensoredMean - link.measuredPower)
             rows.append(row)
             normal.add(row.columns, value: row.value, weight: linkWeight)
@@ -148,6 +170,9 @@ public enum LinkCalibration {
             normal.add(
                 [(2 * count + 1 + column, 1)], value: venue.walls[wall].material.defaultAttenuation,
                 weight: 1 / pow(settings.wallPriorSigma, 2))
+        }
+        for column in antennaColumn.values {
+            normal.add([(column, 1)], value: settings.antennaPriorDB, weight: 1 / pow(settings.antennaPriorSigma, 2))
         }
         normal.add((0..<count).map { ($0, 1) }, value: 0, weight: 1e6)
         guard let (solution, inverse) = normal.solve() else { return nil }
@@ -171,9 +196,11 @@ public enum LinkCalibration {
         }
         var wallLosses: [Int: Estimate] = [:]
         for (column, wall) in walls.enumerated() { wallLosses[wall] = estimate(2 * count + 1 + column) }
+        var antennas: [GatewayID: Estimate] = [:]
+        for (position, column) in antennaColumn { antennas[gateways[position].id] = estimate(column) }
         return Result(
             receiveGains: gains, transmitOffsets: offsets, pathLossExponent: estimate(exponentColumn),
-            wallLosses: wallLosses, linksUsed: rows.count, residualSigma: residual)
+            wallLosses: wallLosses, antennaFrontToBack: antennas, linksUsed: rows.count, residualSigma: residual)
     }
 }
 

@@ -57,6 +57,14 @@ import ZoneInference
             #expect(errors[errors.count / 2] < 3)
             print("seed 3, 12 minutes: gain errors (dB) \(errors.map { ($0 * 10).rounded() / 10 })")
             #expect(!replay.summaryMentionsGatewayBeacons.isEmpty)
+            // The venue's gateways with an antenna facing one way (three in seed 3) get its ratio fitted, reported
+            // before the gains.
+            let directional = Set(venue.gateways.filter { $0.antenna != nil }.map(\.id))
+            #expect(directional.count == 3)
+            #expect(Set(fit.antennaFrontToBack.keys) == directional)
+            let summary = replay.summaryMentionsGatewayBeacons
+            let antennas = try #require(summary.range(of: "antennas front-to-back (dB) "))
+            #expect(antennas.upperBound < (summary.range(of: "gains (dB)")?.lowerBound ?? summary.startIndex))
         }
     }
 
@@ -80,6 +88,13 @@ import ZoneInference
             let first = links.fitIfDue(at: 900, venue: venue, settings: settings, intervals: [:])
             let learned = try #require(first)
             #expect(!learned.gains.isEmpty)
+            // Each gateway whose antenna faces one way: its fitted ratio in the status, and with its gain, its pattern
+            // for the engine's map.
+            let directional = Set(venue.gateways.filter { $0.antenna != nil }.map(\.id.rawValue))
+            let status = try #require(links.statusSummary(applied: true))
+            #expect(Set(status.antennas?.keys.map { $0 } ?? []) == directional)
+            #expect(Set(learned.antennas.keys) == directional.intersection(learned.gains.keys))
+            #expect(!learned.antennas.isEmpty)
             // Only the minutes from 300 s on are left.
             #expect(links.tallies.values.allSatisfy { $0.first >= 300 })
             #expect(links.fittedAt == 900)

@@ -124,7 +124,7 @@ import Testing
         status.links = HubStatus.Links(
             t: Date().timeIntervalSince1970 - 60, linksUsed: 60, residualDB: 3.1,
             gains: ["gw-egypt": .init(value: -2.4, sigma: 1.2)], pathLossExponent: .init(value: 2.6, sigma: 0.1),
-            applied: true, gainsApplied: ["gw-egypt"])
+            applied: true, gainsApplied: ["gw-egypt"], antennas: ["gw-egypt": .init(value: 11.5, sigma: 2)])
         try fixture.publish(status, to: fixture.topics.hubStatus)
         fixture.board.setGateways([
             LiveBoard.GatewayHealth(
@@ -154,7 +154,9 @@ import Testing
             ) { ($0 as? [String])?[3].contains("dB") == true } as? [String]
         #expect(panel?[0] == "gw-egypt" && panel?[1] == "gateway-degraded", "\(String(describing: panel))")
         #expect(panel?[2].contains("all fell together") == true, "\(String(describing: panel))")
-        #expect(panel?[3].hasPrefix("−2.4 ± 1.2 dB, applied") == true, "\(String(describing: panel))")
+        #expect(
+            panel?[3].hasPrefix("−2.4 ± 1.2 dB straight ahead, antenna 11.5 ± 2.0 dB front-to-back, applied") == true,
+            "\(String(describing: panel))")
         #expect(panel?[4] == "online (boot b1)", "\(String(describing: panel))")
         try await driver.screenshot("dashboard-8-gateway-links")
 

@@ -46,7 +46,8 @@ import Testing
         status.links = HubStatus.Links(
             t: 1_990, linksUsed: 60, residualDB: 3.1,
             gains: ["gw-entrance": .init(value: 2.4, sigma: 1.2), "gw-egypt": .init(value: -1.1, sigma: 4.5)],
-            pathLossExponent: .init(value: 2.6, sigma: 0.1), applied: true, gainsApplied: ["gw-entrance"])
+            pathLossExponent: .init(value: 2.6, sigma: 0.1), applied: true, gainsApplied: ["gw-entrance"],
+            antennas: ["gw-entrance": .init(value: 11.5, sigma: 2)])
         try fixture.publish(status, to: fixture.topics.hubStatus)
         let reader = try EventStreamReader(port: fixture.port, path: "/api/stream")
         _ = await reader.next("snapshot")
@@ -71,7 +72,11 @@ import Testing
         let entrance = byID["gw-entrance"]?["gain"] as? [String: Any]
         #expect(entrance?["value"] as? Double == 2.4 && entrance?["sigma"] as? Double == 1.2)
         #expect(entrance?["applied"] as? Bool == true && entrance?["t"] as? Double == 1_990)
+        // Its antenna faces one way: the gain is straight ahead, with the fitted front-to-back ratio.
+        let ratio = entrance?["frontToBack"] as? [String: Any]
+        #expect(ratio?["value"] as? Double == 11.5 && ratio?["sigma"] as? Double == 2)
         #expect((byID["gw-egypt"]?["gain"] as? [String: Any])?["applied"] as? Bool == false)
+        #expect((byID["gw-egypt"]?["gain"] as? [String: Any])?["frontToBack"] == nil)
         #expect(byID["gw-rome"]?["gain"] == nil, "a gateway the fit did not reach has no gain")
         #expect(byID["gw-entrance"]?["linkAlert"] == nil)
         let alert = byID["gw-egypt"]?["linkAlert"] as? [String: Any]

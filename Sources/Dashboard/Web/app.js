@@ -246,11 +246,15 @@ function drawGatewayPanel() {
   }
 }
 
-// "+2.3 ± 1.1 dB, applied (fit 14:05)": the links' fit of its receive gain, or why there is none.
+// "+2.3 ± 1.1 dB, applied (fit 14:05)": the links' fit of its receive gain, or why there is none; for a gateway
+// whose antenna faces one way, the gain straight ahead and the fitted front-to-back ratio.
 function gainText(gain) {
   if (!gain) return "not fitted (no links to other gateways yet)";
   const sign = gain.value > 0 ? "+" : gain.value < 0 ? "−" : "±";
-  return `${sign}${Math.abs(gain.value).toFixed(1)} ± ${gain.sigma.toFixed(1)} dB, `
+  const antenna = gain.frontToBack
+    ? ` straight ahead, antenna ${gain.frontToBack.value.toFixed(1)} ± ${gain.frontToBack.sigma.toFixed(1)} dB`
+      + " front-to-back" : "";
+  return `${sign}${Math.abs(gain.value).toFixed(1)} ± ${gain.sigma.toFixed(1)} dB${antenna}, `
     + (gain.applied ? "applied" : "not applied") + ` (fit ${time(gain.t)})`;
 }
 
