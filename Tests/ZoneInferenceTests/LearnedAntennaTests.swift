@@ -70,17 +70,7 @@ import Testing
             venue.radio.shadowingSigma = 0
             var radioRNG = SeededGenerator(seed: seed)
             let radio = RadioModel(venue: venue, using: &radioRNG)
-            var links: [LinkCalibration.Link] = []
-            for tx in venue.gateways {
-                for rx in venue.gateways where rx.id != tx.id {
-                    guard let mean = radio.meanLinkRSSI(txP0: -59, from: tx.id, to: rx.id),
-                        mean >= venue.radio.sensitivity + 3
-                    else { continue }
-                    links.append(
-                        LinkCalibration.Link(
-                            tx: tx.id, rx: rx.id, meanRSSI: mean, received: 1000, sent: 1000, measuredPower: -59))
-                }
-            }
+            let links = LinkCalibrationTests.exactLinks(venue: venue, radio: radio)
             var flat = LinkCalibration.Settings()
             flat.fitsAntennas = false
             let exponent = RadioSettings().pathLossExponent

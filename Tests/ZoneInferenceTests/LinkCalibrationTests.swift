@@ -50,6 +50,23 @@ import ZoneInference
         return (errors, sigmas, result)
     }
 
+    /// Every link's exact mean (no fading, noise or cut-off) for a nominal power of −59 dBm, the links at least 3 dB
+    /// above the receiver's sensitivity.
+    static func exactLinks(venue: Venue, radio: RadioModel) -> [LinkCalibration.Link] {
+        var links: [LinkCalibration.Link] = []
+        for tx in venue.gateways {
+            for rx in venue.gateways where rx.id != tx.id {
+                guard let mean = radio.meanLinkRSSI(txP0: -59, from: tx.id, to: rx.id),
+                    mean >= venue.radio.sensitivity + 3
+                else { continue }
+                links.append(
+                    LinkCalibration.Link(
+                        tx: tx.id, rx: rx.id, meanRSSI: mean, received: 1000, sent: 1000, measuredPower: -59))
+            }
+        }
+        return links
+    }
+
     @Test func gainsComeBackFromTheLinksAlone() throws {
         var errors: [Double] = []
         var covered = 0
@@ -91,17 +108,7 @@ import ZoneInference
                 if !shadowing { venue.radio.shadowingSigma = 0 }
                 var radioRNG = SeededGenerator(seed: seed)
                 let radio = RadioModel(venue: venue, using: &radioRNG)
-                var links: [LinkCalibration.Link] = []
-                for tx in venue.gateways {
-                    for rx in venue.gateways where rx.id != tx.id {
-                        guard let mean = radio.meanLinkRSSI(txP0: -59, from: tx.id, to: rx.id),
-                            mean >= venue.radio.sensitivity + 3
-                        else { continue }
-                        links.append(
-                            LinkCalibration.Link(
-                                tx: tx.id, rx: rx.id, meanRSSI: mean, received: 1000, sent: 1000, measuredPower: -59))
-                    }
-                }
+                let links = Self.exactLinks(venue: venue, radio: radio)
                 let result = try #require(
                     LinkCalibration.solve(
                         venue: venue, links: links, nominalExponent: RadioSettings().pathLossExponent))
