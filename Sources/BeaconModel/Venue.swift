@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A venue file (docs/venue.md): the single source of zones, doors and gateways for the simulator, the hub and the
 /// dashboard. Walls, tags and radio settings are for the simulator; the hub ignores them.
 public struct Venue: Sendable, Hashable, Decodable {
@@ -147,6 +151,14 @@ public struct Venue: Sendable, Hashable, Decodable {
             public var frontToBackDB: Double
 
             enum CodingKeys: String, CodingKey, CaseIterable { case facing, frontToBackDB }
+
+            /// cos θ, θ the angle between where it faces and the direction (dx, dy) on the floor plan, `distance` the
+            /// 3-D distance that direction spans: the pattern is −frontToBack·(1 − cos θ)/2 dB. The one place the
+            /// simulator's radio, the links fit and the engine's map read the pattern's shape from.
+            public func cosine(towardsX dx: Double, y dy: Double, distance: Double) -> Double {
+                let radians = facing * Double.pi / 180
+                return min(max((dx * cos(radians) + dy * sin(radians)) / distance, -1), 1)
+            }
 
             public init(facing: Double, frontToBackDB: Double) {
                 self.facing = facing

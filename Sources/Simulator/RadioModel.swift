@@ -67,8 +67,7 @@ public struct RadioModel: Sendable {
     /// metres away, dB: −frontToBack·(1 − cos θ)/2, 0 without an antenna pattern.
     func antennaGain(_ gateway: Venue.Gateway, offset: (dx: Double, dy: Double), distance: Double) -> Double {
         guard let antenna = gateway.antenna, antenna.frontToBackDB > 0 else { return 0 }
-        let facing = antenna.facing * Double.pi / 180
-        let cosine = min(max((offset.dx * cos(facing) + offset.dy * sin(facing)) / distance, -1), 1)
+        let cosine = antenna.cosine(towardsX: offset.dx, y: offset.dy, distance: distance)
         return -antenna.frontToBackDB * (1 - cosine) / 2
     }
 

@@ -154,9 +154,8 @@ public enum LinkCalibration {
             // A cardioid: −F·(1 − cos θ)/2, θ between where the antenna faces and the line to the other gateway.
             for (end, towards) in [(index[link.rx]!, (dx, dy)), (index[link.tx]!, (-dx, -dy))] {
                 guard let column = antennaColumn[end], let antenna = gateways[end].antenna else { continue }
-                let facing = antenna.facing * Double.pi / 180
-                let cosine = (towards.0 * cos(facing) + towards.1 * sin(facing)) / distance
-                columns.append((column, -(1 - min(max(cosine, -1), 1)) / 2))
+                let cosine = antenna.cosine(towardsX: towards.0, y: towards.1, distance: distance)
+                columns.append((column, -(1 - cosine) / 2))
             }
             let row = (columns: columns, value: link.uncensoredMean - link.measuredPower)
             rows.append(row)

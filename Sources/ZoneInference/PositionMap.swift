@@ -78,7 +78,6 @@ struct PositionMap: Sendable {
             let gain = walked ?? learned?.gains[gateway.id.rawValue] ?? 0
             // With a learned gain comes the antenna's learned pattern, if the venue says which way it faces.
             let shading = walked == nil ? learned?.antennas[gateway.id.rawValue] ?? 0 : 0
-            let facing = (gateway.antenna?.facing ?? 0) * Double.pi / 180
             for c in 0..<count {
                 let point = grid.centre(c)
                 let dx = point.x - gateway.position.x
@@ -87,9 +86,8 @@ struct PositionMap: Sendable {
                 let dz = gateway.height - 1.2
                 let distance = max(0.5, (dx * dx + dy * dy + dz * dz).squareRoot())
                 var value = gain - 10 * settings.pathLossExponent * log10(distance)
-                if shading > 0 {
-                    let cosine = min(max((dx * cos(facing) + dy * sin(facing)) / distance, -1), 1)
-                    value -= shading * (1 - cosine) / 2
+                if shading > 0, let antenna = gateway.antenna {
+                    value -= shading * (1 - antenna.cosine(towardsX: dx, y: dy, distance: distance)) / 2
                 }
                 let path = Segment(point, gateway.position)
                 for wall in near where Self.boxesMeet(path, wall.segment) && path.intersects(wall.segment) {
