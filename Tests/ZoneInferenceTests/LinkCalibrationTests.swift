@@ -85,15 +85,17 @@ import ZoneInference
             "link calibration, training seeds 1-12: \(errors.count) gateways, gain error median \(median) dB, "
                 + "90th percentile \(sorted[sorted.count * 9 / 10]) dB, within 3σ: \(covered)")
         // Issue 22's target is 1.5 dB; 1.58 dB measured when this was written (training seeds 1–12), 1.30 dB once the
-        // fit took the antennas' patterns (2026-11-27). The bound keeps what was reached: a change that loses it fails.
-        #expect(median <= 1.45)
+        // fit took the antennas' patterns, 1.18 dB once links heard 1 % of the time counted (2026-11-27). The bound
+        // keeps what was reached: a change that loses it fails.
+        #expect(median <= 1.3)
         #expect(Double(covered) >= 0.9 * Double(errors.count))
     }
 
     /// Where the 1.5 dB target meets the radio itself: the same fit given every link's exact mean (no fading, no noise,
     /// no sensitivity cut-off), over training venues 13–40. What is left is each link's static shadowing (σ 2–8 dB in
     /// the random venues) and the directional antennas, which no fit of link means can take apart from a gain; without
-    /// both, the model itself gives the gains back to well under a decibel.
+    /// both, the model itself gives the gains back to well under a decibel. Only the links at least 3 dB above the
+    /// receiver's sensitivity are given: a fit of real receptions also counts fainter links, and beats this.
     @Test func whatTheLinksCannotTell() throws {
         func medianError(shadowing: Bool, antennas: Bool) throws -> Double {
             var errors: [Double] = []
