@@ -88,8 +88,8 @@ public enum LinkCalibration {
     public struct Settings: Sendable, Hashable {
         /// A link counts when at least this share of the advertisements was heard: a link near the receiver's
         /// sensitivity hears only its loud packets, and `uncensoredMean` corrects its mean for that. Chosen on the
-        /// training seeds: every link more is one more sample of the receiver's shadowing, and even the faint ones
-        /// help. 0.5 gave a median gain error of 1.72 dB, 0.2 1.60 dB, 0.01 (at least 5 packets) 1.47 dB…
+        /// training seeds: each link more is one more sample of the receiver's shadowing. Over training seeds 1–100
+        /// (docs/inference.md) 0.2 with 20 packets gave a median gain error of 1.68 dB, 0.01 with 5 packets 1.47 dB…
         public var minimumShareHeard = 0.01
         /// …and at least this many.
         public var minimumReceptions = 5
