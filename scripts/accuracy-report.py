@@ -555,7 +555,51 @@ def links_section(base, command=None, title="the test set"):
             f"| {r['seed']} | {r['gateways']} | {pct(r['accuracy']['off'])} | {pct(r['accuracy']['links'])} |"
             f" {pct(r['accuracy']['true'])} | – |")
     out += ["", "</details>", ""]
+    if all("walk" in r["accuracy"] and "walkLinks" in r["accuracy"] for r in rows):
+        out += walk_rows(rows, learning)
     return "\n".join(out)
+
+
+def walk_rows(rows, learning):
+    """The phone walk on top of the links (`scripts/links-accuracy.sh --phone-walk S`): the rows' `walk` and
+    `walkLinks` ways beside the others."""
+    def col(way):
+        return [r["accuracy"][way] for r in rows]
+
+    def mean(values):
+        return sum(values) / len(values)
+
+    ways = [("venue file alone", "off"), ("links applied", "links"), ("phone walk", "walk"),
+            ("phone walk and links", "walkLinks"), ("true gains", "true")]
+    walk, both, links = col("walk"), col("walkLinks"), col("links")
+    return [
+        "**A phone walk as well.** The same runs replayed twice more, after a phone walk through the same radio"
+        " (`beacon-sim calibration-walk --dwell S`, then `beacon-hub calibrate --taps`, as the calibration page"
+        " computes it): the walk's calibration with the links off (gateways that do not advertise), and with the links"
+        " applied as well (what a hub whose gateways advertise does once someone has walked)"
+        + (", scored over the same time after learning." if learning else "."),
+        "",
+        "| | " + " | ".join(name for name, _ in ways) + " | walk and links − walk |",
+        "|---|" + "---|" * (len(ways) + 1),
+        "| mean of venues | " + " | ".join(pct(mean(col(way))) for _, way in ways)
+        + f" | {pts(mean(both) - mean(walk))} |",
+        "| median of venues | " + " | ".join(pct(median(col(way))) for _, way in ways)
+        + f" | {pts(median(both) - median(walk))} |",
+        "",
+        f"The walk and the links together did better than the walk alone in {sum(1 for a, b in zip(both, walk) if a > b)}"
+        f" venues and worse in {sum(1 for a, b in zip(both, walk) if a < b)}; better than the links alone in"
+        f" {sum(1 for a, b in zip(both, links) if a > b)} and worse in {sum(1 for a, b in zip(both, links) if a < b)}.",
+        "",
+        "<details><summary>Every venue, with the walk</summary>",
+        "",
+        "| seed | gateways | " + " | ".join(name for name, _ in ways) + " |",
+        "|---|---|" + "---|" * len(ways),
+        *(f"| {r['seed']} | {r['gateways']} | " + " | ".join(pct(r["accuracy"][way]) for _, way in ways) + " |"
+          for r in rows),
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def gains_section(base, command=None, title="the test set"):
@@ -620,6 +664,8 @@ def phone_section(paths, command=None, title="the test set"):
         return None
     rows = walks[0][2]
     seeds = [r["seed"] for r in rows]
+    # The oracle that knows all but the shadowing field (benches since 2026-11-27 write it): the walks' ceiling.
+    shade = all(r.get("unshadowed") for r in rows)
 
     def mean(values):
         values = [v for v in values if v is not None]
@@ -637,8 +683,9 @@ def phone_section(paths, command=None, title="the test set"):
            "Command: scripts/accuracy.sh (`--phone-venues`, `--phone-seconds`)."),
         "",
         "| family | venues | hub, uncalibrated | " + " | ".join(f"hub, {label}" for label, _, _ in walks)
+        + (" | oracle without shadowing" if shade else "")
         + " | oracle | " + " | ".join(f"{label} − oracle (points)" for label, _, _ in walks) + " |",
-        "|---|---|---|" + "---|" * (2 * len(walks) + 1),
+        "|---|---|---|" + "---|" * (2 * len(walks) + 1 + shade),
     ]
     for family, chosen in by_family(rows):
         name = f"**{family}**" if family == "all" else family
@@ -651,6 +698,7 @@ def phone_section(paths, command=None, title="the test set"):
             gaps.append(pts(median(diff(acc(r.get("calibratedHub")), acc(r.get("oracle"))) for r in mine)))
         lines.append(
             f"| {name} | {len(chosen)} | {pct(median(acc(r['hub']) for r in chosen))} | " + " | ".join(cells)
+            + (f" | {pct(median(acc(r.get('unshadowed')) for r in chosen))}" if shade else "")
             + f" | {pct(median(acc(r.get('oracle')) for r in chosen))} | " + " | ".join(gaps) + " |")
     hub = [acc(r["hub"]) for r in rows]
     oracle = [acc(r.get("oracle")) for r in rows]
@@ -667,6 +715,18 @@ def phone_section(paths, command=None, title="the test set"):
             f"{pts(gap)} points", gap is not None and gap >= -0.02,
             f"{(-gap - 0.02) * 100:.1f} points short" if gap is not None else "no figure"))
     lines[-1] += "."
+    if shade:
+        unshadowed = {r["seed"]: acc(r.get("unshadowed")) for r in rows}
+        lines += ["", "**Without the shadowing.** The oracle without shadowing is the same filter as the oracle, given"
+                  " all the run's radio but its static shadowing field (each gateway's gain and antenna, the walls'"
+                  " losses, each tag's power; the field's spread as noise: `beacon-sim run --unshadowed-oracle`): what"
+                  " a calibration could reach that measured all of that exactly but not the field between the places"
+                  " it walked. Median of venues' differences to it: oracle"
+                  f" {pts(median(diff(acc(r.get('oracle')), unshadowed[r['seed']]) for r in rows))} points; "
+                  + "; ".join(
+                      f"{label} {pts(median(diff(acc(r.get('calibratedHub')), unshadowed.get(r['seed'])) for r in walk_rows))}"
+                      for label, _, walk_rows in walks)
+                  + " points."]
     return "\n".join(lines + targets + [""])
 
 

@@ -15,9 +15,16 @@
 #             first fits' learning.
 # With --gains-only, the venue's tags are left out and only the links way is replayed: the row has the last fit's gain
 # errors and no accuracy (about a second a venue, so the whole test set can be run).
+# With --phone-walk S, two more ways: a phone walk of S seconds a zone in the same radio (`beacon-sim calibration-walk
+# --dwell S [--stroll]`, then `beacon-hub calibrate --taps points|zones`, as the calibration page computes it; with
+# --phone-stroll the walker strolls round each zone and taps it):
+#   walk       — that calibration, links not applied: a venue whose gateways do not advertise;
+#   walk-links — that calibration with the links applied as well: what a hub whose gateways advertise does after a walk.
+# Each venue's recorded sightings (OUT-DIR/SEED/sightings.jsonl: 60–250 MB a venue) are deleted once it is scored,
+# unless --keep-sightings.
 #
 #   scripts/links-accuracy.sh BIN-DIR OUT-DIR SEED... [--duration 30m] [--learn 0] [--jobs 2] [--diagnose]
-#                             [--gains-only]
+#                             [--gains-only] [--phone-walk SECONDS [--phone-stroll]] [--keep-sightings]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$1
@@ -28,6 +35,9 @@ learn=0
 jobs=2
 diagnose=0
 gains_only=0
+phone_walk=
+phone_stroll=0
+keep_sightings=0
 seeds=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -36,10 +46,18 @@ while [ $# -gt 0 ]; do
         --jobs) jobs=$2; shift 2 ;;
         --diagnose) diagnose=1; shift ;;
         --gains-only) gains_only=1; shift ;;
+        --phone-walk) phone_walk=$2; shift 2 ;;
+        --phone-stroll) phone_stroll=1; shift ;;
+        --keep-sightings) keep_sightings=1; shift ;;
         *) seeds+=("$1"); shift ;;
     esac
 done
+if [ "$phone_stroll" = 1 ] && [ -z "$phone_walk" ]; then
+    echo "links-accuracy.sh: --phone-stroll needs --phone-walk SECONDS" >&2
+    exit 2
+fi
 start=1763812800
+walk_start=1763800000 # before the run, as `beacon-sim bench` walks
 mkdir -p "$out"
 seconds() { # 90, 90s, 30m, 2h30m, 1d12h, 1.5h → whole seconds (durations as beacon-sim reads them)
     python3 - "$1" <<'PY'
@@ -119,6 +137,21 @@ PY
     else
         replay off links true
     fi
+    if [ -n "$phone_walk" ] && [ "$gains_only" = 0 ]; then
+        local taps=points stroll=()
+        if [ "$phone_stroll" = 1 ]; then
+            taps=zones
+            stroll=(--stroll)
+        fi
+        "$bin/beacon-sim" calibration-walk "$dir/venue.yaml" --out "$dir/walk" --seed "$seed" --start $walk_start \
+            --dwell "$phone_walk" "${stroll[@]}" >"$dir/walk.txt"
+        "$bin/beacon-hub" calibrate --config "$dir/hub-off.yaml" "$dir/walk/sightings.jsonl" --plan "$dir/walk/plan.yaml" \
+            --taps "$taps" --out "$dir/calibration-walk.yaml" >"$dir/calibrate.txt"
+        printf 'hub: links\nsite: %s\nvenue: venue.yaml\ncalibration: calibration-walk.yaml\n' "$site" \
+            >"$dir/hub-walk-links.yaml"
+        printf 'inference:\n  linkFitSeconds: 0\n' | cat "$dir/hub-walk-links.yaml" - >"$dir/hub-walk.yaml"
+        replay walk walk-links
+    fi
     if [ "$diagnose" = 1 ] && [ "$gains_only" = 0 ]; then
         # The true gains centred, and the last fit's applied gains (σ ≤ 3 dB), each as a calibration of offsets.
         python3 - "$dir" <<'PY'
@@ -168,8 +201,11 @@ if fitted:
     mean = sum(truth.values()) / len(truth)
     signed = {g: fitted[g][0] - (truth[g] - mean) for g in truth if g in fitted}
     errors = [abs(signed[g]) for g in truth if g in signed]
-ways = [w for w in ("off", "links", "true", "centred", "settled") if os.path.exists(f"{d}/score-{w}.json")]
-score = {w: json.load(open(f"{d}/score-{w}.json"))["hub"]["accuracy"] for w in ways}
+# A way's key in the row: its file name in camel case (walk-links → walkLinks).
+names = {w: re.sub(r"-(.)", lambda m: m.group(1).upper(), w)
+         for w in ("off", "links", "true", "centred", "settled", "walk", "walk-links")}
+ways = [w for w in names if os.path.exists(f"{d}/score-{w}.json")]
+score = {names[w]: json.load(open(f"{d}/score-{w}.json"))["hub"]["accuracy"] for w in ways}
 row = {"seed": seed, "gateways": len(truth), "gainErrors": errors,
        "gains": {g: {"error": round(e, 3), "frontToBackDB": antennas.get(g, 0)} for g, e in sorted(signed.items())}}
 if ways:
@@ -177,10 +213,13 @@ if ways:
 if os.path.exists(f"{d}/score-learning-off.json"):
     row["learnSeconds"] = float(sys.argv[3])
     row["accuracyLearning"] = {
-        w: json.load(open(f"{d}/score-learning-{w}.json"))["hub"]["accuracy"] for w in ways
+        names[w]: json.load(open(f"{d}/score-learning-{w}.json"))["hub"]["accuracy"] for w in ways
         if os.path.exists(f"{d}/score-learning-{w}.json")}
 print(json.dumps(row))
 PY
+    if [ "$keep_sightings" = 0 ]; then
+        rm -f "$dir/sightings.jsonl" "$dir/walk/sightings.jsonl"
+    fi
 }
 
 running=0

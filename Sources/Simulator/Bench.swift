@@ -110,18 +110,23 @@ public enum Bench {
         public static let events = "events.jsonl"
         public static let oracle = "run/oracle.jsonl"
         public static let nominal = "run/nominal.jsonl"
+        /// With a calibration: the oracle that knows all but the shadowing (`beacon-sim run --unshadowed-oracle`).
+        public static let unshadowed = "run/unshadowed.jsonl"
         public static let nearBoundary = "run/near-boundary.jsonl"
         /// Score steps print JSON (`beacon-sim score --json`) to `NAME.out`.
         public static let hubScore = "score"
         public static let oracleScore = "score-oracle"
         public static let nominalScore = "score-nominal"
+        public static let unshadowedScore = "score-unshadowed"
         /// `--also-calibrated`: the calibrated hub's score, beside the uncalibrated one in `hubScore`.
         public static let calibratedScore = "score-calibrated"
     }
 
     /// The programs run for venue `seed`, in order, exactly as a user would type them in the venue's folder: run,
     /// (calibration walk and calibrate,) replay, score hub and baseline, score the oracle and the nominal reference if
-    /// the run wrote them; every score also away from zone boundaries. The replay's hub.yaml is `Files.calibratedHub`
+    /// the run wrote them; every score also away from zone boundaries. With a calibration the run also writes, and the
+    /// bench scores, the oracle that knows all but the shadowing: the most a calibration that does not map the shadowing
+    /// field everywhere can reach. The replay's hub.yaml is `Files.calibratedHub`
     /// when `calibrated`; the command writes both. `alsoCalibrated` replays and scores the hub both ways over the same
     /// run: uncalibrated as usual, calibrated into `Files.calibratedEvents` and `Files.calibratedScore`.
     ///
@@ -142,7 +147,7 @@ public enum Bench {
                 arguments: [
                     "run", Files.venue, "--out", "run", "--duration", duration, "--seed", "\(seed)", "--start",
                     "\(Int(start))",
-                ])
+                ] + (calibrated || alsoCalibrated ? ["--unshadowed-oracle"] : []))
         ]
         if calibrated || alsoCalibrated {
             steps += [
@@ -172,6 +177,9 @@ public enum Bench {
                 arguments: score + [Files.events, "--sightings", "run/sightings.jsonl"]),
             Step(name: Files.oracleScore, program: .sim, arguments: score + [Files.oracle], requires: Files.oracle),
             Step(name: Files.nominalScore, program: .sim, arguments: score + [Files.nominal], requires: Files.nominal),
+            Step(
+                name: Files.unshadowedScore, program: .sim, arguments: score + [Files.unshadowed],
+                requires: Files.unshadowed),
         ]
         if alsoCalibrated && !calibrated {
             steps += [

@@ -14,6 +14,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
         public var baseline: ZoneScore?
         public var oracle: ZoneScore?
         public var nominal: ZoneScore?
+        /// With a calibration: the oracle that knows all but the shadowing field (`beacon-sim run --unshadowed-oracle`).
+        public var unshadowed: ZoneScore?
         /// Accuracy differences as fractions (0.05 = 5 points); nil without the other score.
         public var hubMinusOracle: Double?
         public var hubMinusBaseline: Double?
@@ -30,8 +32,9 @@ public struct BenchReport: Sendable, Hashable, Codable {
         public init(
             seed: UInt64, family: String, zones: Int, gateways: Int, hub: ZoneScore, baseline: ZoneScore?,
             oracle: ZoneScore?, nominal: ZoneScore? = nil, calibratedHub: ZoneScore? = nil, hubStill: ZoneScore? = nil,
-            baselineStill: ZoneScore? = nil, oracleStill: ZoneScore? = nil
+            baselineStill: ZoneScore? = nil, oracleStill: ZoneScore? = nil, unshadowed: ZoneScore? = nil
         ) {
+            self.unshadowed = unshadowed
             self.hubStill = hubStill
             self.baselineStill = baselineStill
             self.oracleStill = oracleStill
@@ -69,6 +72,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
         public var medianLatencyP90: Double?
         /// Median accuracy of the nominal reference over the venues that have it.
         public var medianNominalAccuracy: Double? = nil
+        /// Median accuracy of the oracle that knows all but the shadowing, over the venues that have it.
+        public var medianUnshadowedAccuracy: Double? = nil
         /// Away from zone boundaries, over the venues that have the figure: the median share of tag-time away, the
         /// median accuracy there of each method, and of the hub's difference to the oracle there.
         public var medianAwayShare: Double? = nil
@@ -147,6 +152,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
             medianLatencyMedian: median(rows.compactMap(\.hub.latencyMedian)),
             medianLatencyP90: median(rows.compactMap(\.hub.latencyP90)),
             medianNominalAccuracy: median(rows.compactMap(\.nominal?.accuracy)),
+            medianUnshadowedAccuracy: median(rows.compactMap(\.unshadowed?.accuracy)),
             medianAwayShare: median(rows.compactMap(\.hub.awayShare)),
             medianHubAwayAccuracy: median(rows.compactMap(\.hub.awayAccuracy)),
             medianBaselineAwayAccuracy: median(rows.compactMap(\.baseline?.awayAccuracy)),

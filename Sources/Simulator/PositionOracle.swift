@@ -12,7 +12,8 @@ import ZoneInference
 ///
 /// With `.nominal` the same filter knows only the propagation law (reference power, exponent or two slopes, walls),
 /// not the shadowing field, the gateways' gains and antennas nor the tags' powers; their spreads count as extra
-/// noise. Approximations, both: slow fading and body loss are treated as independent per packet (they last seconds),
+/// noise. With `.unshadowed` it knows all but the shadowing field: what a calibration that measured every gateway's gain,
+/// antenna and wall exactly, but not the field between the places it walked, could reach. Approximations, all: slow fading and body loss are treated as independent per packet (they last seconds),
 /// long silences are walked for at most `maxDiffusionTicks` ticks, and the hub's walking-speed check is not applied.
 /// Interference bursts and the gateways' clocks are unknown to both: noise.
 public struct PositionOracle: Sendable {
@@ -22,6 +23,9 @@ public struct PositionOracle: Sendable {
         case exact
         /// The propagation law only: `p0 − 10·n·log10(d) − walls`, with the venue's two slopes if it has them.
         case nominal
+        /// The run's mean levels without the static shadowing: the law, the walls' true losses, the gateways' gains and
+        /// antennas, each tag's true power; the shadowing's spread counts as extra noise.
+        case unshadowed
     }
 
     let map: PositionOracleMap
@@ -52,9 +56,11 @@ public struct PositionOracle: Sendable {
             for c in 0..<count {
                 let point = grid.centre(c)
                 switch knowledge {
-                case .exact:
+                case .exact, .unshadowed:
                     means[g * count + c] = Float(
-                        radio.meanRSSI(tagP0: 0, at: point, gateway: gateway.id, bodyFactor: 0) ?? -200)
+                        radio.meanRSSI(
+                            tagP0: 0, at: point, gateway: gateway.id, bodyFactor: 0, shadowed: knowledge == .exact)
+                            ?? -200)
                 case .nominal:
                     let dx = point.x - gateway.position.x
                     let dy = point.y - gateway.position.y
@@ -66,12 +72,18 @@ public struct PositionOracle: Sendable {
             }
         }
         // Model error the filter must expect: within a cell the level varies (about 1 dB); the nominal model also
-        // misses the shadowing, the gateway's gain and the tag's power (uniform ± spread: variance spread²/3).
+        // misses the shadowing, the gateway's gain and the tag's power (uniform ± spread: variance spread²/3); the
+        // unshadowed map the shadowing alone.
         var extra = 1.0
-        if knowledge == .nominal {
+        switch knowledge {
+        case .exact:
+            break
+        case .nominal:
             extra +=
                 law.shadowingSigma * law.shadowingSigma + law.gatewayGainSigma * law.gatewayGainSigma
                 + law.p0Spread * law.p0Spread / 3
+        case .unshadowed:
+            extra += law.shadowingSigma * law.shadowingSigma
         }
         let map = PositionOracleMap(
             grid: grid, means: means, gatewayCount: venue.gateways.count, sensitivity: Float(law.sensitivity),
@@ -79,7 +91,7 @@ public struct PositionOracle: Sendable {
             stillNoise: ReadingNoise(radio: law, extraVariance: extra, walking: false))
         tracks = tags.map { tag in
             PositionOracleTrack(
-                tag: tag, power: knowledge == .exact ? tag.p0 : 0,
+                tag: tag, power: knowledge == .nominal ? 0 : tag.p0,
                 absence: max(settings.absenceSeconds, 4 * tag.interval), map: map)
         }
         self.map = map

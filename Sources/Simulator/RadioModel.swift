@@ -73,14 +73,18 @@ public struct RadioModel: Sendable {
 
     /// The slowly varying part of the RSSI at `gateway` from a tag at `position` whose P0 is `tagP0`:
     /// everything but fading and per-packet noise. `bodyFactor` (0…1) is how much of the carrier's body is in the way.
-    public func meanRSSI(tagP0: Double, at position: Point, gateway id: GatewayID, bodyFactor: Double) -> Double? {
+    /// Without `shadowed`, the static shadowing is left out (what `PositionOracle.Knowledge.unshadowed` knows).
+    public func meanRSSI(
+        tagP0: Double, at position: Point, gateway id: GatewayID, bodyFactor: Double, shadowed: Bool = true
+    ) -> Double? {
         guard let gateway = gateways[id] else { return nil }
         let dx = position.x - gateway.position.x
         let dy = position.y - gateway.position.y
         let dz = gateway.height - Self.tagHeight
         let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
         return tagP0 - pathLoss(distance: distance) - wallLoss(from: position, to: gateway.position)
-            - settings.bodyLossDB * min(max(bodyFactor, 0), 1) + (shadowing[id]?.value(at: position) ?? 0)
+            - settings.bodyLossDB * min(max(bodyFactor, 0), 1)
+            + (shadowed ? shadowing[id]?.value(at: position) ?? 0 : 0)
             + (gains[id] ?? 0) + antennaGain(gateway, offset: (dx, dy), distance: distance)
     }
 

@@ -4,7 +4,8 @@ import Foundation
 /// `beacon-sim run VENUE --out DIR`: a seeded run written as `sightings.jsonl` (the contract's sighting lines),
 /// `truth.jsonl` (one true interval per line) and `near-boundary.jsonl` (when each tag was near a zone boundary),
 /// optionally gzip-compressed; unless told not to, also the decisions of the position oracle (`oracle.jsonl`, exact
-/// map) and of the nominal-model reference (`nominal.jsonl`) as event lines.
+/// map) and of the nominal-model reference (`nominal.jsonl`) as event lines; on request the oracle that knows all but the
+/// shadowing field (`unshadowed.jsonl`).
 public enum SimulationRun {
     /// What a run produced.
     public struct Summary: Sendable {
@@ -13,9 +14,9 @@ public enum SimulationRun {
         public var tags: Int
         public var gateways: Int
         public var wallSeconds: Double
-        /// Of `wallSeconds`, the time the oracle and the nominal reference took (0 without them).
+        /// Of `wallSeconds`, the time the oracle and the references took (0 without them).
         public var oracleSeconds: Double = 0
-        /// The oracle's grid: cells and their side, metres (nil without the oracle).
+        /// The oracle's grid: cells and their side, metres (nil without an oracle).
         public var oracleCells: (count: Int, size: Double)?
         /// Lines of `near-boundary.jsonl`, and the seconds of `wallSeconds` spent finding them.
         public var nearBoundaryIntervals = 0
@@ -26,7 +27,7 @@ public enum SimulationRun {
 
     public static func writeFiles(
         venue: Venue, seed: UInt64, start: Double, duration: Double, directory: String, gzip: Bool,
-        oracle: Bool = false, gatewayBeacons: Bool = false
+        oracle: Bool = false, gatewayBeacons: Bool = false, unshadowedOracle: Bool = false
     ) throws -> Summary {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let suffix = gzip ? ".jsonl.gz" : ".jsonl"
@@ -49,12 +50,13 @@ public enum SimulationRun {
         // The oracles see every sighting as it is made, with the run's own radio model and tags.
         var oracles: [(filter: PositionOracle, writer: LineFileWriter)] = []
         let building = clock.now
-        if oracle {
-            for (knowledge, name) in [(PositionOracle.Knowledge.exact, "oracle"), (.nominal, "nominal")] {
-                let filter = PositionOracle(
-                    venue: venue, radio: simulation.radio, tags: simulation.tags, knowledge: knowledge)
-                oracles.append((filter, try LineFileWriter(path: "\(directory)/\(name)\(suffix)", gzip: gzip)))
-            }
+        let references: [(PositionOracle.Knowledge, String)] =
+            (oracle ? [(.exact, "oracle"), (.nominal, "nominal")] : [])
+            + (unshadowedOracle ? [(.unshadowed, "unshadowed")] : [])
+        for (knowledge, name) in references {
+            let filter = PositionOracle(
+                venue: venue, radio: simulation.radio, tags: simulation.tags, knowledge: knowledge)
+            oracles.append((filter, try LineFileWriter(path: "\(directory)/\(name)\(suffix)", gzip: gzip)))
         }
         var oracleTime = clock.now - building
         // The gateways' own beacons (issue 22), in the same radio, with seeds of their own (the tags' draws stay as

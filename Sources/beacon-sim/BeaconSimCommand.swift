@@ -63,6 +63,13 @@ struct BeaconSimCommand: AsyncParsableCommand {
             help: "With --out: skip oracle.jsonl and nominal.jsonl (the position oracle costs most of the run time).")
         var noOracle = false
 
+        @Flag(
+            help: ArgumentHelp(
+                "With --out: also unshadowed.jsonl, the decisions of the oracle that knows all but the static shadowing "
+                    + "(the gateways' gains and antennas, the walls' losses, the tags' powers): what no walk that misses "
+                    + "the field between its points can beat."))
+        var unshadowedOracle = false
+
         func validate() throws {
             guard (out == nil) != (mqtt == nil) else {
                 throw ValidationError("give exactly one of --out DIR or --mqtt HOST:PORT")
@@ -73,6 +80,9 @@ struct BeaconSimCommand: AsyncParsableCommand {
             guard speed > 0 else { throw ValidationError("--speed must be positive") }
             if truth != nil && mqtt == nil {
                 throw ValidationError("--truth goes with --mqtt (--out writes truth.jsonl)")
+            }
+            if unshadowedOracle && out == nil {
+                throw ValidationError("--unshadowed-oracle goes with --out (it writes unshadowed.jsonl there)")
             }
         }
 
@@ -94,7 +104,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
             let begin = start ?? Date().timeIntervalSince1970.rounded(.down)
             let summary = try SimulationRun.writeFiles(
                 venue: loaded, seed: seed, start: begin, duration: seconds ?? 3600, directory: out, gzip: gzip,
-                oracle: !noOracle, gatewayBeacons: gatewayBeacons)
+                oracle: !noOracle, gatewayBeacons: gatewayBeacons, unshadowedOracle: unshadowedOracle)
             let simulating = summary.wallSeconds - summary.oracleSeconds - summary.nearBoundarySeconds
             let rate = Double(summary.sightings) / max(simulating, 1e-9)
             print(
@@ -109,9 +119,10 @@ struct BeaconSimCommand: AsyncParsableCommand {
                 "beacon-sim: \(summary.nearBoundaryIntervals) near-boundary intervals (positions every"
                     + " \(VenueSimulation.positionStep) s) in \(String(format: "%.2f", summary.nearBoundarySeconds)) s")
             if let cells = summary.oracleCells {
+                let files = (noOracle ? [] : ["oracle", "nominal"]) + (unshadowedOracle ? ["unshadowed"] : [])
                 print(
-                    "beacon-sim: oracle and nominal reference (\(cells.count) cells of \(cells.size) m) took"
-                        + " \(String(format: "%.1f", summary.oracleSeconds)) s of that → oracle, nominal event lines")
+                    "beacon-sim: \(files.joined(separator: ", ")) reference (\(cells.count) cells of \(cells.size) m)"
+                        + " took \(String(format: "%.1f", summary.oracleSeconds)) s of that → event lines")
             }
         }
 

@@ -217,11 +217,12 @@ struct BenchCommand: AsyncParsableCommand {
         // the release compiler (Swift 6.3.1, splitting this async function).
         let oracle = try score(Bench.Files.oracleScore)
         let nominal = try score(Bench.Files.nominalScore)?.hub
+        let unshadowed = try score(Bench.Files.unshadowedScore)?.hub
         let calibratedHub = try score(Bench.Files.calibratedScore)?.hub
         return BenchReport.Row(
             seed: venue.seed, family: venue.family.rawValue, zones: venue.zones, gateways: venue.gateways,
             hub: hub.hub, baseline: hub.baseline, oracle: oracle?.hub, nominal: nominal, calibratedHub: calibratedHub,
-            hubStill: hub.still, baselineStill: hub.baselineStill, oracleStill: oracle?.still)
+            hubStill: hub.still, baselineStill: hub.baselineStill, oracleStill: oracle?.still, unshadowed: unshadowed)
     }
 
     /// Runs one step's program in `folder`, its output to `NAME.out` and `NAME.err` there; throws unless it exits 0.

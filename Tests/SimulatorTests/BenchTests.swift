@@ -95,7 +95,7 @@ import Testing
     /// The replay is the command line of README's tour, run in the venue's folder.
     @Test func stepsReplayAsUsersRunIt() throws {
         let steps = Bench.steps(seed: 7, duration: "2m", calibrated: false)
-        #expect(steps.map(\.name) == ["run", "replay", "score", "score-oracle", "score-nominal"])
+        #expect(steps.map(\.name) == ["run", "replay", "score", "score-oracle", "score-nominal", "score-unshadowed"])
         #expect(
             steps[0].arguments == [
                 "run", "venue.yaml", "--out", "run", "--duration", "2m", "--seed", "7", "--start", "1763812800",
@@ -119,8 +119,12 @@ import Testing
         #expect(
             steps.map(\.name) == [
                 "run", "calibration-walk", "calibrate", "replay", "score", "score-oracle", "score-nominal",
+                "score-unshadowed",
             ])
         #expect(steps[1].arguments.contains("--stroll") && steps[1].arguments.contains("7"))
+        // A calibration's ceiling: the oracle that knows all but the shadowing, written by the run and scored.
+        #expect(steps[0].arguments.last == "--unshadowed-oracle")
+        #expect(steps[7].requires == "run/unshadowed.jsonl" && steps[7].arguments.last == "run/unshadowed.jsonl")
         #expect(steps[2].arguments.prefix(3) == ["calibrate", "--config", "hub.yaml"])
         #expect(steps[2].arguments.last == "calibration.yaml")
         #expect(steps[3].arguments.prefix(3) == ["replay", "--config", "hub-calibrated.yaml"])
@@ -132,13 +136,14 @@ import Testing
         #expect(
             steps.map(\.name) == [
                 "run", "calibration-walk", "calibrate", "replay", "score", "score-oracle", "score-nominal",
-                "replay-calibrated", "score-calibrated",
+                "score-unshadowed", "replay-calibrated", "score-calibrated",
             ])
         #expect(steps.filter { $0.name == "run" }.count == 1)
+        #expect(steps[0].arguments.last == "--unshadowed-oracle")
         #expect(steps[3].arguments.prefix(3) == ["replay", "--config", "hub.yaml"])
-        #expect(steps[7].arguments.prefix(3) == ["replay", "--config", "hub-calibrated.yaml"])
-        #expect(steps[7].arguments.last == "events-calibrated.jsonl")
-        #expect(steps[8].arguments.last == "events-calibrated.jsonl" && !steps[8].arguments.contains("--sightings"))
+        #expect(steps[8].arguments.prefix(3) == ["replay", "--config", "hub-calibrated.yaml"])
+        #expect(steps[8].arguments.last == "events-calibrated.jsonl")
+        #expect(steps[9].arguments.last == "events-calibrated.jsonl" && !steps[9].arguments.contains("--sightings"))
     }
 
     /// A phone walk: standing at a tapped point, or strolling round a tapped zone, a given time a zone.

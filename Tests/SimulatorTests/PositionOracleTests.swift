@@ -121,6 +121,55 @@ import Testing
         #expect(runs[0] == runs[1])
     }
 
+    /// Runs `venue` with the exact oracle and the one that knows all but the shadowing; their event lines.
+    static func unshadowedRun(_ venue: Venue, seed: UInt64, duration: Double) throws -> (
+        exact: String, unshadowed: String
+    ) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unshadowed-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try SimulationRun.writeFiles(
+            venue: venue, seed: seed, start: 1_700_000_000, duration: duration, directory: directory, gzip: false,
+            oracle: true, unshadowedOracle: true)
+        return (
+            try String(contentsOfFile: directory + "/oracle.jsonl", encoding: .utf8),
+            try String(contentsOfFile: directory + "/unshadowed.jsonl", encoding: .utf8)
+        )
+    }
+
+    /// Where the radio has no static shadowing, knowing all but the shadowing is knowing everything: the same
+    /// decisions as the exact oracle, however the gateways' gains and the tags' powers are spread.
+    @Test func theUnshadowedOracleDecidesAsTheOracleWithoutShadowing() throws {
+        var venue = try Self.museum()
+        venue.radio.shadowingSigma = 0
+        venue.radio.gatewayGainSigma = 5
+        venue.radio.p0Spread = 4
+        let lines = try Self.unshadowedRun(venue, seed: 3, duration: 120)
+        #expect(lines.exact.split(separator: "\n").count >= 10)
+        #expect(lines.unshadowed == lines.exact)
+    }
+
+    /// With shadowing it knows less than the oracle: other decisions, and no better a score on a museum run (a little
+    /// luck either way on a short run).
+    @Test func theUnshadowedOracleKnowsLessWhereThereIsShadowing() throws {
+        var venue = try Self.museum()
+        venue.radio.shadowingSigma = 8
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unshadowed-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try SimulationRun.writeFiles(
+            venue: venue, seed: 1, start: 1_700_000_000, duration: 300, directory: directory, gzip: false,
+            oracle: true, unshadowedOracle: true)
+        let unshadowed = try ScoreTool.run(
+            venue: venue, truthPath: directory + "/truth.jsonl", eventsPath: directory + "/unshadowed.jsonl",
+            sightingsPath: nil, oraclePath: directory + "/oracle.jsonl", nominalPath: directory + "/nominal.jsonl")
+        let oracle = try #require(unshadowed.oracle)
+        let nominal = try #require(unshadowed.nominal)
+        #expect(unshadowed.hub.accuracy <= oracle.accuracy + 0.01)
+        #expect(unshadowed.hub.accuracy >= nominal.accuracy - 0.01)
+        #expect(
+            try String(contentsOfFile: directory + "/unshadowed.jsonl", encoding: .utf8)
+                != String(contentsOfFile: directory + "/oracle.jsonl", encoding: .utf8))
+    }
+
     @Test func scoreTablePrintsTheOracleBesideTheHub() throws {
         let (report, directory) = try Self.scoredRun(try Self.noiselessVenue(), seed: 2, duration: 60)
         defer { try? FileManager.default.removeItem(atPath: directory) }
