@@ -10,7 +10,8 @@
 # writes the report (default docs/accuracy.md). The test set is the first N venues (default 100: all) of seeds
 # 1001..1100. About 15 minutes on two cores plus the build; the gateways' links (scripts/links-accuracy.sh) on the
 # first --links-venues (default 20) of them, 30 simulated minutes scored after --links-learn (30m) of learning from the
-# links (0: the whole run from the start), about 35 minutes more, and the links' fit alone on every test venue (the
+# links (0: the whole run from the start), with a phone walk of --phone-seconds a zone replayed with the links off and
+# on (unless --phone-venues 0), about 55 minutes more, and the links' fit alone on every test venue (the
 # tags left out), about 8 minutes; the test set again
 # calibrated from a phone walk of --phone-seconds (60) a zone on the first --phone-venues (default 100), about 25
 # minutes more. --smoke is the quick
@@ -153,9 +154,10 @@ fi
 
 if [ "$links_venues" -gt 0 ]; then
     echo "accuracy: self-calibration from the gateways' links, $links_venues test venues, $links_duration each after $links_learn"
+    # With a phone walk as well (--phone-walk): the walk's calibration with the links off and on.
     # shellcheck disable=SC2046
     scripts/links-accuracy.sh "$bin" "$out/links" $(seq 1001 $((1000 + links_venues))) --duration "$links_duration" \
-        --learn "$links_learn" \
+        --learn "$links_learn" $([ "$phone_venues" -gt 0 ] && echo --phone-walk "$phone_seconds") \
         >/dev/null
     # The fit alone takes a second or two a venue: always issue 22's 30 minutes, on every test venue.
     echo "accuracy: the links' fit alone, $venues test venues, 30m each"

@@ -125,9 +125,9 @@ public enum Bench {
     /// The programs run for venue `seed`, in order, exactly as a user would type them in the venue's folder: run,
     /// (calibration walk and calibrate,) replay, score hub and baseline, score the oracle and the nominal reference if
     /// the run wrote them; every score also away from zone boundaries. With a calibration the run also writes, and the
-    /// bench scores, the oracle that knows all but the shadowing: the most a calibration that does not map the shadowing
-    /// field everywhere can reach. The replay's hub.yaml is `Files.calibratedHub`
-    /// when `calibrated`; the command writes both. `alsoCalibrated` replays and scores the hub both ways over the same
+    /// bench scores, the oracle that knows all but the shadowing: roughly what a calibration that does not map the
+    /// shadowing field everywhere can reach (a reference, not a bound: `PositionOracle.Knowledge.unshadowed`). The
+    /// replay's hub.yaml is `Files.calibratedHub` when `calibrated`; the command writes both. `alsoCalibrated` replays and scores the hub both ways over the same
     /// run: uncalibrated as usual, calibrated into `Files.calibratedEvents` and `Files.calibratedScore`.
     ///
     /// `phoneWalk` (seconds a zone): the calibration is a phone walk instead, one tap a zone — standing and turning,

@@ -12,10 +12,12 @@ import ZoneInference
 ///
 /// With `.nominal` the same filter knows only the propagation law (reference power, exponent or two slopes, walls),
 /// not the shadowing field, the gateways' gains and antennas nor the tags' powers; their spreads count as extra
-/// noise. With `.unshadowed` it knows all but the shadowing field: what a calibration that measured every gateway's gain,
-/// antenna and wall exactly, but not the field between the places it walked, could reach. Approximations, all: slow fading and body loss are treated as independent per packet (they last seconds),
-/// long silences are walked for at most `maxDiffusionTicks` ticks, and the hub's walking-speed check is not applied.
-/// Interference bursts and the gateways' clocks are unknown to both: noise.
+/// noise. With `.unshadowed` it knows all but the shadowing field: roughly what a calibration that measured every
+/// gateway's gain, antenna and wall exactly, but not the field between the places it walked, could reach (taking the
+/// static field for per-packet noise, it grows too sure of a tag heard for long). Approximations, all: slow fading and
+/// body loss are treated as independent per packet (they last seconds), long silences are walked for at most
+/// `maxDiffusionTicks` ticks, and the hub's walking-speed check is not applied. Interference bursts and the gateways'
+/// clocks are unknown to all: noise.
 public struct PositionOracle: Sendable {
     /// What the filter knows of the radio.
     public enum Knowledge: String, Sendable, Hashable, CaseIterable {

@@ -4,8 +4,8 @@ import Foundation
 /// `beacon-sim run VENUE --out DIR`: a seeded run written as `sightings.jsonl` (the contract's sighting lines),
 /// `truth.jsonl` (one true interval per line) and `near-boundary.jsonl` (when each tag was near a zone boundary),
 /// optionally gzip-compressed; unless told not to, also the decisions of the position oracle (`oracle.jsonl`, exact
-/// map) and of the nominal-model reference (`nominal.jsonl`) as event lines; on request the oracle that knows all but the
-/// shadowing field (`unshadowed.jsonl`).
+/// map) and of the nominal-model reference (`nominal.jsonl`) as event lines; on request the oracle that knows all but
+/// the shadowing field (`unshadowed.jsonl`).
 public enum SimulationRun {
     /// What a run produced.
     public struct Summary: Sendable {
