@@ -127,8 +127,9 @@ public enum Bench {
     /// the run wrote them; every score also away from zone boundaries. With a calibration the run also writes, and the
     /// bench scores, the oracle that knows all but the shadowing: roughly what a calibration that does not map the
     /// shadowing field everywhere can reach (a reference, not a bound: `PositionOracle.Knowledge.unshadowed`). The
-    /// replay's hub.yaml is `Files.calibratedHub` when `calibrated`; the command writes both. `alsoCalibrated` replays and scores the hub both ways over the same
-    /// run: uncalibrated as usual, calibrated into `Files.calibratedEvents` and `Files.calibratedScore`.
+    /// replay's hub.yaml is `Files.calibratedHub` when `calibrated`; the command writes both. `alsoCalibrated` replays
+    /// and scores the hub both ways over the same run: uncalibrated as usual, calibrated into `Files.calibratedEvents`
+    /// and `Files.calibratedScore`.
     ///
     /// `phoneWalk` (seconds a zone): the calibration is a phone walk instead, one tap a zone — standing and turning,
     /// a point tapped, or with `phoneStroll` strolling round the zone, the zone tapped (`beacon-sim calibration-walk

@@ -14,7 +14,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
         public var baseline: ZoneScore?
         public var oracle: ZoneScore?
         public var nominal: ZoneScore?
-        /// With a calibration: the oracle that knows all but the shadowing field (`beacon-sim run --unshadowed-oracle`).
+        /// With a calibration: the oracle that knows all but the shadowing (`beacon-sim run --unshadowed-oracle`).
         public var unshadowed: ZoneScore?
         /// Accuracy differences as fractions (0.05 = 5 points); nil without the other score.
         public var hubMinusOracle: Double?

@@ -65,9 +65,9 @@ struct BeaconSimCommand: AsyncParsableCommand {
 
         @Flag(
             help: ArgumentHelp(
-                "With --out: also unshadowed.jsonl, the decisions of the oracle that knows all but the static shadowing "
-                    + "(the gateways' gains and antennas, the walls' losses, the tags' powers): a reference for a "
-                    + "calibration that maps no more of the field than it walks."))
+                "With --out: also unshadowed.jsonl, the decisions of the oracle that knows all but the static "
+                    + "shadowing (the gateways' gains and antennas, the walls' losses, the tags' powers): a reference "
+                    + "for a calibration that maps no more of the field than it walks."))
         var unshadowedOracle = false
 
         func validate() throws {
