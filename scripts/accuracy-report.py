@@ -664,7 +664,7 @@ def phone_section(paths, command=None, title="the test set"):
         return None
     rows = walks[0][2]
     seeds = [r["seed"] for r in rows]
-    # The oracle that knows all but the shadowing field (benches since 2026-11-27 write it): the walks' ceiling.
+    # The oracle that knows all but the shadowing field (benches since 2026-11-27 write it): a reference for walks.
     shade = all(r.get("unshadowed") for r in rows)
 
     def mean(values):
@@ -723,7 +723,7 @@ def phone_section(paths, command=None, title="the test set"):
                   " what a calibration could reach that measured all of that exactly but not the field between the"
                   " places it walked — a reference, not a bound, since it takes the static field for noise independent"
                   " from packet to packet (below the nominal model on"
-                  f" {sum(1 for r in rows if diff(acc(r.get('unshadowed')), acc(r.get('nominal'))) is not None and acc(r['unshadowed']) < acc(r['nominal']))}"
+                  f" {sum(1 for r in rows if (diff(acc(r.get('unshadowed')), acc(r.get('nominal'))) or 0) < 0)}"
                   f" of {len(rows)} venues). Median of venues' differences to it: oracle"
                   f" {pts(median(diff(acc(r.get('oracle')), unshadowed[r['seed']]) for r in rows))} points; "
                   + "; ".join(

@@ -122,7 +122,7 @@ import Testing
                 "score-unshadowed",
             ])
         #expect(steps[1].arguments.contains("--stroll") && steps[1].arguments.contains("7"))
-        // A calibration's ceiling: the oracle that knows all but the shadowing, written by the run and scored.
+        // A calibration's reference: the oracle that knows all but the shadowing, written by the run and scored.
         #expect(steps[0].arguments.last == "--unshadowed-oracle")
         #expect(steps[7].requires == "run/unshadowed.jsonl" && steps[7].arguments.last == "run/unshadowed.jsonl")
         #expect(steps[2].arguments.prefix(3) == ["calibrate", "--config", "hub.yaml"])

@@ -121,18 +121,22 @@ import Testing
         #expect(runs[0] == runs[1])
     }
 
-    /// Runs `venue` with the exact oracle and the one that knows all but the shadowing; their event lines.
+    /// Runs `venue` with the oracles, the one that knows all but the shadowing too: the exact oracle's and its event
+    /// lines, and its score beside the oracle's and the nominal model's.
     static func unshadowedRun(_ venue: Venue, seed: UInt64, duration: Double) throws -> (
-        exact: String, unshadowed: String
+        exact: String, unshadowed: String, report: ScoreTool.Report
     ) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unshadowed-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         _ = try SimulationRun.writeFiles(
             venue: venue, seed: seed, start: 1_700_000_000, duration: duration, directory: directory, gzip: false,
             oracle: true, unshadowedOracle: true)
+        let report = try ScoreTool.run(
+            venue: venue, truthPath: directory + "/truth.jsonl", eventsPath: directory + "/unshadowed.jsonl",
+            sightingsPath: nil, oraclePath: directory + "/oracle.jsonl", nominalPath: directory + "/nominal.jsonl")
         return (
             try String(contentsOfFile: directory + "/oracle.jsonl", encoding: .utf8),
-            try String(contentsOfFile: directory + "/unshadowed.jsonl", encoding: .utf8)
+            try String(contentsOfFile: directory + "/unshadowed.jsonl", encoding: .utf8), report
         )
     }
 
@@ -143,9 +147,9 @@ import Testing
         venue.radio.shadowingSigma = 0
         venue.radio.gatewayGainSigma = 5
         venue.radio.p0Spread = 4
-        let lines = try Self.unshadowedRun(venue, seed: 3, duration: 120)
-        #expect(lines.exact.split(separator: "\n").count >= 10)
-        #expect(lines.unshadowed == lines.exact)
+        let run = try Self.unshadowedRun(venue, seed: 3, duration: 120)
+        #expect(run.exact.split(separator: "\n").count >= 10)
+        #expect(run.unshadowed == run.exact)
     }
 
     /// With shadowing it knows less than the oracle: other decisions, and no better a score on a museum run (a little
@@ -153,21 +157,12 @@ import Testing
     @Test func theUnshadowedOracleKnowsLessWhereThereIsShadowing() throws {
         var venue = try Self.museum()
         venue.radio.shadowingSigma = 8
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unshadowed-\(UUID())").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        _ = try SimulationRun.writeFiles(
-            venue: venue, seed: 1, start: 1_700_000_000, duration: 300, directory: directory, gzip: false,
-            oracle: true, unshadowedOracle: true)
-        let unshadowed = try ScoreTool.run(
-            venue: venue, truthPath: directory + "/truth.jsonl", eventsPath: directory + "/unshadowed.jsonl",
-            sightingsPath: nil, oraclePath: directory + "/oracle.jsonl", nominalPath: directory + "/nominal.jsonl")
-        let oracle = try #require(unshadowed.oracle)
-        let nominal = try #require(unshadowed.nominal)
-        #expect(unshadowed.hub.accuracy <= oracle.accuracy + 0.01)
-        #expect(unshadowed.hub.accuracy >= nominal.accuracy - 0.01)
-        #expect(
-            try String(contentsOfFile: directory + "/unshadowed.jsonl", encoding: .utf8)
-                != String(contentsOfFile: directory + "/oracle.jsonl", encoding: .utf8))
+        let run = try Self.unshadowedRun(venue, seed: 1, duration: 300)
+        let oracle = try #require(run.report.oracle)
+        let nominal = try #require(run.report.nominal)
+        #expect(run.report.hub.accuracy <= oracle.accuracy + 0.01)
+        #expect(run.report.hub.accuracy >= nominal.accuracy - 0.01)
+        #expect(run.unshadowed != run.exact)
     }
 
     @Test func scoreTablePrintsTheOracleBesideTheHub() throws {
