@@ -30,6 +30,11 @@ package struct ReadingNoise: Sendable {
     @inline(__always)
     package static func index(steps: Int32) -> Int { Int(min(max(steps, 0), Int32(lastIndex))) }
 
+    /// A sliver of probability for anything: the filter must survive a level no component explains. `heard` gives each
+    /// RSSI at least `outlierFloor`.
+    package static let outlier = 1e-5
+    package static let outlierFloor = outlier / 100
+
     /// `extraVariance` is model error the filter should expect (dB²): the cell's extent for the exact map, and the
     /// shadowing, gain and tag-power spreads for the nominal model. `walking`: the carrier's body may be in the way.
     package init(radio: RadioSettings, extraVariance: Double, walking: Bool) {
@@ -59,14 +64,13 @@ package struct ReadingNoise: Sendable {
         }
         let count = Int(((Self.upper - Self.lower) / Self.step).rounded()) + 1
         let loss = radio.packetLoss
-        // A sliver of probability for anything: the filter must survive a level no component explains.
-        let outlier = 1e-5
+        let outlier = Self.outlier
         var heard = [Float](repeating: 0, count: count)
         var missed = [Float](repeating: 0, count: count)
         for i in 0..<count {
             let x = Self.lower + Double(i) * Self.step
             let p = (1 - loss) * (cdf(x + 0.5) - cdf(x - 0.5))
-            heard[i] = Float(log(p * (1 - outlier) + outlier / 100))
+            heard[i] = Float(log(p * (1 - outlier) + Self.outlierFloor))
             missed[i] = Float(log(min(max(loss + (1 - loss) * cdf(x), outlier), 1)))
         }
         self.heard = heard

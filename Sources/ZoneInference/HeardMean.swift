@@ -1,0 +1,73 @@
+import BeaconModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How much the mean of the readings a gateway heard overstates the mean it would have had if none had been lost below
+/// sensitivity. Near sensitivity only the readings that fade up are heard, so their mean sits above the link's level;
+/// far above it nothing is lost. Tabulated by the level's margin over sensitivity, for the radio's default noise
+/// (`RadioSettings`: per-packet noise, slow fading, deep fades) with the walker's body (`PositionMap.fitBodyLossDB`).
+struct HeardMean: Sendable {
+    /// For a walker turning about, the body between the tag and the gateway part of the time; and for one whose
+    /// heading the fit knows (the body taken out separately).
+    static let turning = HeardMean(walking: true)
+    static let facing = HeardMean(walking: false)
+
+    /// Margins tabulated (dB): from `lowest` to `highest` in `step`s. At `highest` and above the excess is 0.
+    static let lowest = -20.0
+    static let highest = 40.0
+    static let step = 0.25
+
+    /// Per margin, the mean offset of the heard readings from the level, dB.
+    let offsets: [Double]
+
+    init(walking: Bool) {
+        var radio = RadioSettings()
+        radio.bodyLossDB = PositionMap.fitBodyLossDB
+        let noise = ReadingNoise(radio: radio, extraVariance: 0, walking: walking)
+        // The table's floor for levels no component explains is not noise a reading has: take it out.
+        let probability = noise.heard.map {
+            max((exp(Double($0)) - ReadingNoise.outlierFloor) / (1 - ReadingNoise.outlier), 0)
+        }
+        let count = Int(((Self.highest - Self.lowest) / Self.step).rounded()) + 1
+        offsets = (0..<count).map { k in
+            let margin = Self.lowest + Double(k) * Self.step
+            var total = 0.0
+            var weighted = 0.0
+            for (i, p) in probability.enumerated() {
+                let offset = ReadingNoise.lower + Double(i) * ReadingNoise.step
+                guard offset >= -margin else { continue }
+                total += p
+                weighted += p * offset
+            }
+            return total > 0 ? weighted / total : -margin
+        }
+    }
+
+    /// The heard readings' mean offset from the level at `margin` dB over sensitivity (linear between table rows).
+    func offset(margin: Double) -> Double {
+        let position = (min(max(margin, Self.lowest), Self.highest) - Self.lowest) / Self.step
+        let row = min(Int(position.rounded(.down)), offsets.count - 2)
+        let fraction = position - Double(row)
+        return offsets[row] * (1 - fraction) + offsets[row + 1] * fraction
+    }
+
+    /// For readings heard with mean `heardMean` (dBm) by a gateway of `sensitivity`: how much that mean is above the
+    /// mean without the cut, dB (≥ 0). Finds the level whose heard readings average `heardMean`, and compares its
+    /// offset at that margin with the offset far above sensitivity. A mean within about a dB of sensitivity says only
+    /// that the level is far below it: it is taken as `lowest` below.
+    func excess(heardMean: Double, sensitivity: Double) -> Double {
+        let far = offsets[offsets.count - 1]
+        guard heardMean - sensitivity < Self.highest + far else { return 0 }
+        // level + offset(level − sensitivity) grows with the level: bisect for the one that gives `heardMean`.
+        var low = sensitivity + Self.lowest
+        var high = heardMean - far + 1
+        for _ in 0..<48 {
+            let middle = (low + high) / 2
+            if middle + offset(margin: middle - sensitivity) < heardMean { low = middle } else { high = middle }
+        }
+        let level = (low + high) / 2
+        return max(offset(margin: level - sensitivity) - far, 0)
+    }
+}
