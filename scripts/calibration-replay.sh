@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Replays a bench's calibration walks with another beacon-hub: for tuning the calibration's fit on the training set
+# without running the venues again. Takes the folder of `beacon-sim bench --also-calibrated [--phone-walk S] --out DIR`
+# (each venue keeps its walk, its run and its scores there). Per venue, BIN-DIR's beacon-hub calibrates again from
+# the walk as the bench did (`beacon-hub calibrate`; --taps as the bench's walk was: points for a standing phone walk,
+# the default; zones for a strolling one, --phone-stroll; none for the strolling calibration walk, no --phone-walk),
+# replays the run with that calibration, and beacon-sim scores it. Prints one JSON line per venue (seed; accuracy
+# uncalibrated, calibrated by the bench, calibrated again) and a summary: means and medians of venues, and how many
+# venues each calibration left below the uncalibrated hub.
+# Extra hub.yaml `inference:` settings for the replays can be given as KEY=VALUE (e.g. learnsExponent=false).
+# Nothing is written into BENCH-DIR: the replays go to a temporary folder, removed.
+#
+#   scripts/calibration-replay.sh BIN-DIR BENCH-DIR [--taps points|zones|none] [--jobs 2] [KEY=VALUE...]
+set -euo pipefail
+usage="usage: scripts/calibration-replay.sh BIN-DIR BENCH-DIR [--taps points|zones|none] [--jobs 2] [KEY=VALUE...]"
+[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+for folder in "$1" "$2"; do
+    [ -d "$folder" ] || { echo "calibration-replay: $folder is not a folder ($usage)" >&2; exit 2; }
+done
+bin=$(cd "$1" && pwd)
+bench=$(cd "$2" && pwd)
+shift 2
+jobs=2
+taps=points
+settings=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --jobs) jobs=$2; shift 2 ;;
+        --taps) taps=$2; shift 2 ;;
+        *=*) settings+=("$1"); shift ;;
+        *) echo "calibration-replay: unknown argument $1 (see the script's header)" >&2; exit 2 ;;
+    esac
+done
+case $taps in
+    points | zones | none) ;;
+    *) echo "calibration-replay: --taps is points, zones or none, not $taps" >&2; exit 2 ;;
+esac
+for program in beacon-hub beacon-sim; do
+    if [ ! -x "$bin/$program" ]; then
+        echo "calibration-replay: $bin/$program is missing: build it (swift build -c release)" >&2
+        exit 1
+    fi
+done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+inference=""
+for setting in "${settings[@]}"; do inference+="  ${setting%%=*}: ${setting#*=}"$'\n'; done
+
+venue() { # SEED-DIR: one JSON line
+    local dir=$1 name out site tapping=()
+    name=$(basename "$dir")
+    out=$work/$name
+    mkdir -p "$out"
+    [ -f "$dir/walk/plan.yaml" ] && [ -f "$dir/run/sightings.jsonl" ] && [ -f "$dir/score-calibrated.out" ] || {
+        echo "calibration-replay: $dir has no walk, run or calibrated score: bench it with --also-calibrated --out" >&2
+        return 1
+    }
+    [ "$taps" = none ] || tapping=(--taps "$taps")
+    site=$(sed -n 's/^site: //p' "$dir/venue.yaml")
+    {
+        printf 'hub: replay\nsite: %s\nvenue: %s\n' "$site" "$dir/venue.yaml"
+        [ -z "$inference" ] || printf 'inference:\n%s' "$inference"
+    } >"$out/hub.yaml"
+    "$bin/beacon-hub" calibrate --config "$out/hub.yaml" "$dir/walk/sightings.jsonl" --plan "$dir/walk/plan.yaml" \
+        --out "$out/calibration.yaml" "${tapping[@]}" >"$out/calibrate.txt"
+    printf 'calibration: %s\n' "$out/calibration.yaml" >>"$out/hub.yaml"
+    "$bin/beacon-hub" replay --config "$out/hub.yaml" "$dir/run/sightings.jsonl" --events "$out/events.jsonl" \
+        >"$out/replay.txt"
+    "$bin/beacon-sim" score --venue "$dir/venue.yaml" --truth "$dir/run/truth.jsonl" --events "$out/events.jsonl" \
+        --json >"$out/score.json"
+    python3 - "$dir" "$out/score.json" <<'PY'
+import json, os, sys
+hub = lambda path: json.load(open(path))["hub"]["accuracy"]
+folder, score = sys.argv[1], sys.argv[2]
+print(json.dumps({"seed": int(os.path.basename(folder).split("-")[1]), "uncalibrated": hub(f"{folder}/score.out"),
+                  "bench": hub(f"{folder}/score-calibrated.out"), "replayed": hub(score)}))
+PY
+    rm -f "$out/events.jsonl"
+}
+export -f venue
+export bin work inference taps
+if ! compgen -G "$bench/seed-*" >/dev/null; then
+    echo "calibration-replay: $bench has no seed-N folders: give it the --out folder of beacon-sim bench" >&2
+    exit 1
+fi
+find "$bench" -maxdepth 1 -type d -name 'seed-*' | sort -V |
+    xargs -P "$jobs" -I{} bash -c 'venue "$1" >"$work/$(basename "$1").json"' _ {}
+cat "$work"/seed-*.json | sort -t: -k2 -n
+cat "$work"/seed-*.json | python3 -c '
+import json, statistics, sys
+rows = [json.loads(line) for line in sys.stdin]
+if not rows:
+    sys.exit("calibration-replay: no venue in the bench folder")
+for key in ("uncalibrated", "bench", "replayed"):
+    values = [row[key] for row in rows]
+    worse = sum(row[key] < row["uncalibrated"] for row in rows)
+    below = "" if key == "uncalibrated" else f", below uncalibrated on {worse} of {len(rows)}"
+    print(f"{key}: mean {100 * statistics.mean(values):.1f} %, median {100 * statistics.median(values):.1f} %{below}")
+'
