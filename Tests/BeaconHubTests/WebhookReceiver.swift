@@ -25,6 +25,8 @@ final class WebhookReceiver: Sendable {
         var holdLimit = Duration.seconds(30)
         var released = false
         var port: Int?
+        /// Why the server stopped before it listened, if it did.
+        var failure: String?
     }
 
     let state: Mutex<State>
@@ -67,16 +69,26 @@ final class WebhookReceiver: Sendable {
                 state.withLock { $0.port = port }
             },
             logger: Logger(label: "test.webhook-receiver"))
-        task.withLock { $0 = Task { try? await app.run() } }
+        task.withLock {
+            $0 = Task { [self] in
+                do { try await app.run() } catch { state.withLock { $0.failure = "\(error)" } }
+            }
+        }
+        // The server starts on the cooperative pool, which the tests beside it can hold for tens of seconds when both
+        // cores are busy (CI ran 41 s without it being scheduled): a generous deadline, and a failure said at once.
         // Looked at once more after the deadline: a starved pool may wake this loop only after the server started.
-        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        let deadline = ContinuousClock.now.advanced(by: Self.startSeconds)
         while true {
-            if let port = state.withLock({ $0.port }) { return URL(string: "http://127.0.0.1:\(port)")! }
+            let (port, failure) = state.withLock { ($0.port, $0.failure) }
+            if let port { return URL(string: "http://127.0.0.1:\(port)")! }
+            if let failure { throw ReceiverError(message: "the test receiver could not listen: \(failure)") }
             if ContinuousClock.now >= deadline { break }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw ReceiverError(message: "the test receiver did not start listening within 30 s")
+        throw ReceiverError(message: "the test receiver did not start listening within \(Self.startSeconds)")
     }
+
+    static let startSeconds = Duration.seconds(180)
 
     struct ReceiverError: Error {
         var message: String
