@@ -2,6 +2,7 @@ import BeaconConfig
 import BeaconHub
 import BeaconModel
 import BeaconStore
+import BrokerTestSupport
 import Foundation
 import Simulator
 import Testing
@@ -11,11 +12,12 @@ import ZoneInference
 @Suite struct HistoryQueryTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    let directory: URL
+    /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("history-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        temporaryDirectory = try TemporaryDirectory(prefix: "history")
     }
 
     func file(_ name: String) -> String { directory.appendingPathComponent(name).path }

@@ -2,6 +2,7 @@ import BeaconConfig
 import BeaconHub
 import BeaconModel
 import BeaconStore
+import BrokerTestSupport
 import Foundation
 import Simulator
 import Testing
@@ -12,12 +13,13 @@ import ZoneInference
 @Suite struct HubPersistenceTests {
     static let beacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1"
     static let t0 = 1_800_000_000.0
-    let directory: URL
+    /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
     var path: String { directory.appendingPathComponent("hub.db").path }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("persist-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        temporaryDirectory = try TemporaryDirectory(prefix: "persist")
     }
 
     /// A row of four rooms a–d, one gateway each, a door between neighbours and from outside into a.

@@ -17,11 +17,12 @@ import ZoneInference
     /// A beacon nobody named, in region `visitors`: tracked under its beacon id.
     static let strayBeacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:9"
     static let t0 = 1_800_000_000.0
-    let directory: URL
+    /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("integrations-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        temporaryDirectory = try TemporaryDirectory(prefix: "integrations")
         try TestVenues.row(nameOfA: "Room A").write(
             to: directory.appendingPathComponent("row.yaml"), atomically: true, encoding: .utf8)
     }

@@ -1,13 +1,22 @@
 import BeaconStore
+import BrokerTestSupport
 import Foundation
 import Testing
 
 /// The calibration's versions (docs/dashboard.md, "The calibration page") on both databases: numbered in order, listed
 /// newest first without their bodies, read back whole, one site's not another's.
 @Suite struct CalibrationVersionTests {
+    /// For the SQLite history; deleted with the suite's instance, which Swift Testing drops once the test has ended.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
+
+    init() throws {
+        temporaryDirectory = try TemporaryDirectory(prefix: "store")
+    }
+
     @Test(arguments: StoreBackend.allCases)
     func versionsAreNumberedInOrderAndReadBackWhole(backend: StoreBackend) async throws {
-        let store = try await backend.open()
+        let store = try await backend.open(in: directory)
         try await store.adopt(site: "museum", keyID: nil)
         #expect(try await store.calibrationVersions().isEmpty)
         #expect(try await store.calibration(version: 1) == nil)

@@ -1,4 +1,5 @@
 import BeaconStore
+import BrokerTestSupport
 import Foundation
 import Testing
 
@@ -6,12 +7,13 @@ import Testing
 /// statistics, forget, retention and identity against both backends (a real SQLite file, a real PostgreSQL server);
 /// a full disk and the file's writer lock against SQLite.
 @Suite struct HubStoreTests {
-    let directory: URL
+    /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
     var path: String { directory.appendingPathComponent("hub.db").path }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("hubstore-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        temporaryDirectory = try TemporaryDirectory(prefix: "hubstore")
     }
 
     static func batch(_ seq: Int64, gateway: String = "gw-a", boot: String = "b1", sightings: Int = 3)
@@ -77,7 +79,7 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func acknowledgementsCoverOnlyContiguousCommittedOrLostBatches(backend: StoreBackend) async throws {
-        let store = try await backend.open()
+        let store = try await backend.open(in: directory)
         var result = try await store.commit(
             Self.journal(batches: [Self.batch(1), Self.batch(2), Self.batch(4)]), at: 2000)
         #expect(result.acks == [HubStore.Ack(gateway: "gw-a", boot: "b1", seq: 2)])
@@ -96,7 +98,7 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func anAcknowledgementAdoptedFromAnotherHubIsContinued(backend: StoreBackend) async throws {
-        let store = try await backend.open()
+        let store = try await backend.open(in: directory)
         var journal = Self.journal(batches: [Self.batch(101), Self.batch(102)])
         journal.adopted = [HubJournal.AdoptedAck(gateway: "gw-a", boot: "b1", seq: 100, t: 1000)]
         let result = try await store.commit(journal, at: 2000)
@@ -110,7 +112,7 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func movesBecomeVisitsTransitionsAndDwellStatistics(backend: StoreBackend) async throws {
-        let store = try await backend.open(tripGapSeconds: 120)
+        let store = try await backend.open(in: directory, tripGapSeconds: 120)
         let hour = 1_800_000_000.0  // an hour boundary (1_800_000_000 = 500_000 × 3600)
         let moves = [
             Self.move("t1", nil, "a", at: hour + 10),
@@ -153,7 +155,7 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func anUnknownTagKeepsItsVisitOpenAndSuspectMarksTheVisit(backend: StoreBackend) async throws {
-        let store = try await backend.open()
+        let store = try await backend.open(in: directory)
         var journal = Self.journal(moves: [Self.move("t1", nil, "a", at: 100)])
         journal.events = [
             HubJournal.Event(
@@ -172,7 +174,7 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func forgetDeletesEveryRowOfATagAndRecomputesDwell(backend: StoreBackend) async throws {
-        let store = try await backend.open()
+        let store = try await backend.open(in: directory)
         var journal = Self.journal(moves: [
             Self.move("t1", nil, "a", at: 100), Self.move("t2", nil, "a", at: 100),
             Self.move("t1", "a", "b", at: 130), Self.move("t2", "a", "b", at: 200),
@@ -200,7 +202,7 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func rawSightingsPastTheirRetentionArePruned(backend: StoreBackend) async throws {
-        let store = try await backend.open()
+        let store = try await backend.open(in: directory)
         var journal = HubJournal()
         journal.sightings = (0..<10).map {
             HubJournal.Sighting(t: Double($0) * 100, gateway: "gw-a", beaconKey: "x", rssi: -70, txPower: nil)
@@ -238,7 +240,7 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func aDatabaseKeepsItsSiteAndPseudonymisation(backend: StoreBackend) async throws {
-        let store = try await backend.open()
+        let store = try await backend.open(in: directory)
         try await store.adopt(site: "museum", keyID: nil)
         try await store.adopt(site: "museum", keyID: nil)
         await #expect(throws: StoreError.self) { try await store.adopt(site: "shop", keyID: nil) }

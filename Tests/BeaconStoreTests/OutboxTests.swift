@@ -1,14 +1,16 @@
 import BeaconStore
+import BrokerTestSupport
 import Foundation
 import Testing
 
 @Suite struct OutboxTests {
+    /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
+    let temporaryDirectory: TemporaryDirectory
     let path: String
 
     init() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        path = directory.appendingPathComponent("outbox.db").path
+        temporaryDirectory = try TemporaryDirectory(prefix: "outbox")
+        path = temporaryDirectory.url.appendingPathComponent("outbox.db").path
     }
 
     @Test func numbersBatchesPerBootWithoutGapsAndSurvivesReopen() async throws {

@@ -12,13 +12,14 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
-    /// A new, empty history of `site`.
-    func open(site: String = "museum", tripGapSeconds: Double = 600) async throws -> any HistoryStore {
+    /// A new, empty history of `site`; SQLite's file goes in `directory`, which the test deletes when it ends.
+    func open(in directory: URL, site: String = "museum", tripGapSeconds: Double = 600) async throws
+        -> any HistoryStore
+    {
         switch self {
         case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            return try HubStore(path: directory.appendingPathComponent("hub.db").path, tripGapSeconds: tripGapSeconds)
+            return try HubStore(
+                path: directory.appendingPathComponent("history.db").path, tripGapSeconds: tripGapSeconds)
         case .postgres:
             let server = try await SharedPostgres.server()
             let database = try await server.createDatabase()

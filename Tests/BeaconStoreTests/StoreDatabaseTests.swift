@@ -1,14 +1,16 @@
+import BrokerTestSupport
 import Foundation
 import Testing
 
 @testable import BeaconStore
 
 @Suite struct StoreDatabaseTests {
-    let directory: URL
+    /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        temporaryDirectory = try TemporaryDirectory(prefix: "store")
     }
 
     func schema(_ count: Int) -> StoreSchema {
@@ -71,10 +73,12 @@ import Testing
     @Test func aCommitThatDoesNotWaitForTheDiskLeavesTheConnectionAtFull() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
         var schema = StoreSchema()
         schema.register("v1", sql: "CREATE TABLE t (id INTEGER PRIMARY KEY)")
         let database = try StoreDatabase(
             path: directory.appendingPathComponent("full.db").path, durability: .full, schema: schema)
+        defer { try? database.close() }
         try await database.execute("INSERT INTO t (id) VALUES (1), (2)")
         try await database.writeWithoutWaitingForDisk { db in try db.execute(sql: "DELETE FROM t WHERE id = 1") }
         #expect(try database.pragma("synchronous") == "2")

@@ -1,4 +1,5 @@
 import BeaconStore
+import BrokerTestSupport
 import Foundation
 import Testing
 
@@ -6,6 +7,14 @@ import Testing
 /// battery readings kept one per hour (the newest of the hour wins) for eight weeks back, pruned by retention, and
 /// forgotten with the tag.
 @Suite struct TagHealthStoreTests {
+    /// For the SQLite history; deleted with the suite's instance, which Swift Testing drops once the test has ended.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
+
+    init() throws {
+        temporaryDirectory = try TemporaryDirectory(prefix: "store")
+    }
+
     static func row(_ tag: String, milliVolts: Int?, low: Bool = false, missing: Bool = false)
         -> HubJournal.TagHealthRow
     {
@@ -18,7 +27,7 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func healthAndHourlyBatteryAreKeptPrunedAndForgotten(backend: StoreBackend) async throws {
-        let store = try await backend.open()
+        let store = try await backend.open(in: directory)
         try await store.adopt(site: "museum", keyID: nil)
         let now = Date().timeIntervalSince1970
         let hour = Int64((now / 3600).rounded(.down))
@@ -64,7 +73,7 @@ import Testing
     /// a key twice in one statement, which would fail every retry).
     @Test(arguments: StoreBackend.allCases)
     func aRetriedCommitWithTwoSavesOfTheSameHourGoesThrough(backend: StoreBackend) async throws {
-        let store = try await backend.open()
+        let store = try await backend.open(in: directory)
         try await store.adopt(site: "museum", keyID: nil)
         let now = Date().timeIntervalSince1970
         let hour = Int64((now / 3600).rounded(.down))

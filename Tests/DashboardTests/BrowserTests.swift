@@ -8,7 +8,7 @@ import Testing
 /// loads without console errors, draws the museum's zones, moves a tag's dot when the hub moves the tag, shows a tag's
 /// path, and renders a zone's dwell chart; the Tags view lists each tag's battery and whereabouts, sorted and marked.
 /// Screenshots go to .build/test-artifacts/ (not committed).
-@Suite(.serialized) struct BrowserTests {
+@Suite(.serialized, .awaitsTeardown) struct BrowserTests {
     static var available: Bool { WebDriver.available }
 
     @Test(
@@ -19,7 +19,7 @@ import Testing
     func thePageShowsTheVenueLiveAndItsHistory() async throws {
         // History within the page's last 24 hours: the itinerary began an hour ago.
         let fixture = try await DashboardFixture(historyStart: Date().timeIntervalSince1970 - 7200)
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         try fixture.place("visitor-1", in: "entrance")
         // visitor-2 comes with the position engine's estimate: its dot goes there, on a disc of its uncertainty.
         try fixture.place(
@@ -174,7 +174,7 @@ import Testing
         let token = "s3cret-token-for-tests"
         let now = Date().timeIntervalSince1970
         let fixture = try await DashboardFixture(token: token, historyStart: now - 7200)
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         try fixture.place(
             "guide-a", in: "egypt", gateway: "gw-egypt", at: now,
             beacon: "eddystone-uid:edd1ebeac04e5defa017:00000000000a",

@@ -1,4 +1,5 @@
 import BeaconModel
+import BrokerTestSupport
 import Dashboard
 import Foundation
 import Prometheus
@@ -6,12 +7,12 @@ import Testing
 
 /// The JSON API against a live server on a free port: the museum venue, a live board fed as the hub feeds it, and a
 /// real history database holding a known itinerary (DashboardFixture.writeHistory).
-@Suite struct DashboardAPITests {
+@Suite(.awaitsTeardown) struct DashboardAPITests {
     let start = DashboardFixture.start
 
     @Test func venueHasTheMuseumsZonesShapesAndGatewayHealth() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         fixture.board.setGateways([
             LiveBoard.GatewayHealth(
                 gateway: "gw-entrance", online: true, monitored: true, lastContact: 1, boot: "b1"),
@@ -41,7 +42,7 @@ import Testing
     /// engine), and the link alert in force, which also goes down the live stream when it is raised or cleared.
     @Test func venueGatewaysCarryTheirLinksGainAndTheLinkAlertInForce() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         var status = HubStatus(hub: "hub-a", state: .online, t: 2_000)
         status.links = HubStatus.Links(
             t: 1_990, linksUsed: 60, residualDB: 3.1,
@@ -94,7 +95,7 @@ import Testing
 
     @Test func liveTagsOccupancyAndRegionStateFollowWhatTheHubPublishes() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         try fixture.place("visitor-1", in: "egypt", minor: 1)
         try fixture.place("visitor-2", in: "egypt", state: .unknown, minor: 2)
         try fixture.place("guide-1", in: nil, state: .outside, minor: 1, major: 2)
@@ -126,7 +127,7 @@ import Testing
 
     @Test func tagsCarryTheirBatteryTelemetryAndWhereaboutsAsTheHubPublishesThem() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         try fixture.place(
             "guide-1", in: "egypt", gateway: "gw-egypt", at: start,
             beacon: "eddystone-uid:edd1ebeac04e5defa017:000000000001", lastSeenZone: "egypt",
@@ -188,7 +189,7 @@ import Testing
 
     @Test func tagsFilterByBatteryLevelAndMissingAndSortByBatteryOrLastSeen() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         try placeFleet(in: fixture, now: start)
         func tags(_ query: String) async throws -> [String] {
             let reply = try await fixture.get("/api/tags\(query)")
@@ -214,7 +215,7 @@ import Testing
 
     @Test func theCSVExportListsTheSameTagsWithAHeaderAndQuotedFields() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         try placeFleet(in: fixture, now: start)
         // Tag, zone and gateway ids cannot hold a comma or a quote (A-Z a-z 0-9 . _ : -); a beacon id can: an
         // Eddystone-URL's expanded address.
@@ -265,7 +266,7 @@ import Testing
 
     @Test func badTagListParametersAreRefusedNamingTheValuesToSend() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         for (query, message) in [
             ("battery=empty", "battery must be one of low, ok, not \"empty\""),
             ("missing=yes", "missing must be one of true, false, not \"yes\""),
@@ -285,7 +286,7 @@ import Testing
 
     @Test func aTagsPathPagesThroughItsVisitsInOrder() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         let window = "since=\(Int(start) - 10)&until=\(Int(start) + 1000)"
         let first = try await fixture.get("/api/tags/visitor-1/path?\(window)&limit=2").json
         let visits = first["visits"] as? [[String: Any]] ?? []
@@ -305,7 +306,7 @@ import Testing
 
     @Test func occupancyAtATimeAndOverTimeComeFromTheVisits() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         let at = try await fixture.get("/api/occupancy?at=\(Int(start) + 200)").json
         #expect(at["source"] as? String == "history")
         let zones = at["zones"] as? [[String: Any]] ?? []
@@ -322,7 +323,7 @@ import Testing
 
     @Test func dwellRoutesAndEventsHaveTheItinerarysKnownAnswers() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         let byZone = try await fixture.get("/api/dwell?by=zone").json["rows"] as? [[String: Any]] ?? []
         let entrance = byZone.first { $0["zone"] as? String == "entrance" }
         #expect(entrance?["visits"] as? Int == 2 && entrance?["total"] as? Double == 180)
@@ -355,7 +356,7 @@ import Testing
 
     @Test func errorsAreJSONNamingWhatToSendInstead() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         let badTime = try await fixture.get("/api/events?since=yesterday")
         #expect(badTime.status == 400)
         let error = badTime.json["error"] as? [String: String]
@@ -373,7 +374,7 @@ import Testing
         #expect(try await fixture.get("/api/tags/nobody").status == 404)
 
         let noHistory = try await DashboardFixture(history: false)
-        defer { Task { await noHistory.stop() } }
+        defer { TestTeardown.add { await noHistory.stop() } }
         let reply = try await noHistory.get("/api/dwell?by=zone")
         #expect(reply.status == 404 && (reply.json["error"] as? [String: String])?["code"] == "no-history")
         // Without a database, events are the recent ones kept in memory.
@@ -386,7 +387,7 @@ import Testing
 
     @Test func aTokenGuardsTheAPIAndMetricsButNotThePageOrHealth() async throws {
         let fixture = try await DashboardFixture(token: "s3cret-token-for-tests")
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         let without = try await fixture.get("/api/venue", header: false)
         #expect(without.status == 401 && (without.json["error"] as? [String: String])?["code"] == "unauthorized")
         #expect(try await fixture.get("/api/venue", token: "wrong-token-of-same-size").status == 401)
@@ -407,7 +408,7 @@ import Testing
     @Test func configuredOriginsMayCallTheAPIFromABrowserWithTheirToken() async throws {
         let fixture = try await DashboardFixture(
             token: "s3cret-token-for-tests", corsOrigins: ["https://intranet.example:8443"])
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         let origin = ["Origin": "https://intranet.example:8443"]
         // The preflight needs no token (browsers send none with it).
         let preflight = try await fixture.get(
@@ -434,14 +435,14 @@ import Testing
 
     @Test func withoutConfiguredOriginsNoCORSHeaderIsSent() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         let reply = try await fixture.get("/api/tags", headers: ["Origin": "https://intranet.example"])
         #expect(reply.status == 200 && reply.headers["access-control-allow-origin"] == nil)
     }
 
     @Test func theStreamSendsASnapshotThenEachChange() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         try fixture.place("visitor-1", in: "entrance")
         let reader = try EventStreamReader(port: fixture.port, path: "/api/stream")
         let snapshot = await reader.next("snapshot")
@@ -459,7 +460,7 @@ import Testing
 
     @Test func healthSaysWhyTheHubIsNotReadyAndMetricsServeTheRegistry() async throws {
         let fixture = try await DashboardFixture()
-        defer { Task { await fixture.stop() } }
+        defer { TestTeardown.add { await fixture.stop() } }
         fixture.board.updateHealth {
             $0 = LiveBoard.Health(role: "active", mqttConnected: true, storeWritable: true, uncommittedBatches: 0)
         }

@@ -36,11 +36,17 @@ final class DashboardFixture: Sendable {
         corsOrigins: [String] = []
     ) async throws {
         self.historyStart = historyStart
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let venue = try VenueLoader.load(from: Self.root.appendingPathComponent("config/venues/museum.yaml").path)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-\(UUID().uuidString)")
+        self.directory = directory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let database = directory.appendingPathComponent("hub.db").path
-        if history { try await Self.writeHistory(to: database, start: historyStart) }
+        do {
+            if history { try await Self.writeHistory(to: database, start: historyStart) }
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
         board = LiveBoard(topics: topics)
         self.token = token
         let regions = [
@@ -52,11 +58,18 @@ final class DashboardFixture: Sendable {
                 port: 0, token: token, site: "museum", venue: venue, regions: regions,
                 storePath: history ? database : nil, corsOrigins: corsOrigins),
             board: board, registry: registry, logger: Logger(label: "test.dashboard"))
-        task = Task { [dashboard] in await dashboard.run() }
-        guard let port = await dashboard.boundPort() else { throw FixtureError("the dashboard did not start") }
+        let task = Task { [dashboard] in await dashboard.run() }
+        self.task = task
+        guard let port = await dashboard.boundPort() else {
+            task.cancel()
+            await task.value
+            try? FileManager.default.removeItem(at: directory)
+            throw FixtureError("the dashboard did not start")
+        }
         self.port = port
     }
 
+    /// Stops the dashboard, then deletes the fixture's folder. Tests call it as a `TestTeardown` step.
     func stop() async {
         task.cancel()
         await task.value

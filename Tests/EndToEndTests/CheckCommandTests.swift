@@ -100,6 +100,7 @@ struct CheckCommandTests {
     }
 
     @Test func unreadableConfigurationExits78() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
         let result = try await Programs.run("beacon-hub", ["check", "--config", "/nonexistent/hub.yaml"])
         #expect(result.status == 78)
         #expect(result.output.hasPrefix("error: /nonexistent/hub.yaml: cannot read the file"))

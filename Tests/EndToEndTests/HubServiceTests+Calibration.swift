@@ -201,7 +201,7 @@ extension HubServiceTests {
         .enabled(
             if: WebDriver.available,
             "Chromium and its driver are not installed: apt-get install chromium chromium-driver (scripts/setup.sh does unless BEACONTRACKER_NO_BROWSER=1)"
-        ))
+        ), .awaitsTeardown)
     func aFiveTapWalkOnThePhonePageIsRecordedShownAppliedAndRolledBack() async throws {
         let broker = try MosquittoBroker()
         try await broker.start()

@@ -9,11 +9,12 @@ import Testing
 /// `beacon-hub run` against a real mosquitto: what alert subscribers and gateways see.
 @Suite(.serialized) struct HubServiceTests {
     static let beacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1"
-    let directory: URL
+    /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("hub-e2e-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        temporaryDirectory = try TemporaryDirectory(prefix: "hub-e2e")
         try TestVenues.row().write(
             to: directory.appendingPathComponent("row.yaml"), atomically: true, encoding: .utf8)
     }

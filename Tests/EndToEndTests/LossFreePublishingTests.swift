@@ -12,11 +12,12 @@ import Testing
 /// sequence still arrives, exactly once after deduplication, with no gap.
 @Suite(.timeLimit(.minutes(3)))
 struct LossFreePublishingTests {
-    let directory: URL
+    /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("lossfree-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        temporaryDirectory = try TemporaryDirectory(prefix: "lossfree")
     }
 
     /// `seconds` of capture: three beacons advertising 10 times a second each, plus a phone that is not a beacon.

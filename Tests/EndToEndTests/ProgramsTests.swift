@@ -7,11 +7,12 @@ import Testing
 /// The built programs against a real mosquitto: what an operator sees.
 @Suite(.timeLimit(.minutes(2)))
 struct ProgramsTests {
-    let directory: URL
+    /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        temporaryDirectory = try TemporaryDirectory(prefix: "e2e")
     }
 
     func write(_ name: String, _ text: String) throws -> String {

@@ -18,16 +18,28 @@ public struct WebDriver: Sendable {
     let session: String
     /// Where screenshots go (not committed).
     let screenshots: URL
+    /// The browser's profile and everything chromedriver and Chromium put in a temporary directory, deleted by `stop()`
+    /// once they have quit (else Chromium's profiles and `org.chromium.Chromium.*` sockets piled up in /tmp).
+    let directory: URL
 
     /// `phone`: Chromium's mobile emulation (390 × 844 CSS pixels, touch), else a 1400 × 900 window.
     public static func start(screenshots: URL, phone: Bool = false) async throws -> WebDriver {
         let port = try FreePort.find()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: WebDriver.chromedriver)
         process.arguments = ["--port=\(port)"]
+        // Chromium makes its socket directory in TMPDIR, whatever the profile; chromedriver its own folders.
+        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.path]) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        do {
+            try process.run()
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
         let base = "http://127.0.0.1:\(port)"
         // chromedriver answers /status once it listens.
         var ready = false
@@ -42,13 +54,14 @@ public struct WebDriver: Sendable {
             }
         }
         guard ready else {
-            process.terminate()
+            await Self.quit(process, at: base, deleting: directory)
             throw WebDriverError("chromedriver did not answer on \(base): \(failure)")
         }
         var options: [String: Any] = [
             "binary": WebDriver.chromium,
             "args": [
                 "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,900",
+                "--user-data-dir=\(directory.appendingPathComponent("profile").path)",
             ],
         ]
         if phone {
@@ -70,20 +83,41 @@ public struct WebDriver: Sendable {
             guard let value = reply["value"] as? [String: Any], let session = value["sessionId"] as? String else {
                 throw WebDriverError("chromedriver refused the session: \(reply)")
             }
-            return WebDriver(process: process, base: base, session: session, screenshots: screenshots)
+            return WebDriver(
+                process: process, base: base, session: session, screenshots: screenshots, directory: directory)
         } catch {
-            process.terminate()
+            await Self.quit(process, at: base, deleting: directory)
             throw error
         }
     }
 
+    /// Ends the session (Chromium quits) and chromedriver, then deletes their folder: when the test ends, as a
+    /// `TestTeardown` step (awaited with the `.awaitsTeardown` trait).
     public func stop() {
+        let base = base
         let url = "\(base)/session/\(session)"
         let process = process
-        Task {
+        let directory = directory
+        TestTeardown.add {
             _ = try? await Self.request("DELETE", url)
-            process.terminate()
+            await Self.quit(process, at: base, deleting: directory)
         }
+    }
+
+    /// Shuts chromedriver down through its /shutdown endpoint, which quits its browsers too, waits for it to exit —
+    /// SIGKILL after 10 s — and deletes `directory`. Not by SIGTERM (`terminate()`): chromedriver then dies at once and
+    /// a browser whose session is still open runs on, writing to its profile.
+    static func quit(_ process: Process, at base: String, deleting directory: URL) async {
+        _ = try? await request("GET", "\(base)/shutdown")
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while process.isRunning && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        }
+        try? FileManager.default.removeItem(at: directory)
     }
 
     public func open(_ url: String) async throws {
