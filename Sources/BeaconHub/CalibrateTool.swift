@@ -85,13 +85,15 @@ public enum CalibrateTool {
                 "  route: \(calibration.points?.count ?? 0) points; position map: path-loss exponent "
                     + String(format: "%.1f", fit.exponent)
                     + "; per gateway: points, gain (dB), RMS residual (dB) against the geometry → after the gain → "
-                    + "after the fit (each point left out)")
+                    + "after the fit (each point left out); a gateway facing one way, its antenna's fitted "
+                    + "front-to-back ratio")
             for row in fit.gateways {
                 lines.append(
                     "    \(row.gateway): \(row.points) points, gain "
                         + String(
                             format: "%+.1f, RMS %.1f → %.1f → %.1f", row.gain, row.geometricRMS, row.gainRMS,
-                            row.fittedRMS))
+                            row.fittedRMS)
+                        + (row.frontToBack.map { String(format: "; antenna front-to-back %.1f dB", $0) } ?? ""))
             }
             let sparse = fit.gateways.filter { $0.points < 5 }.map(\.gateway.rawValue)
             if !sparse.isEmpty {

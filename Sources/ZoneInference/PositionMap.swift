@@ -70,6 +70,7 @@ struct PositionMap: Sendable {
             (segment: wall.segment, loss: learned?.wallLosses[index] ?? wall.material.defaultAttenuation)
         }
         let reachMetres = Self.reach(settings: settings)
+        var shaded = [Double](repeating: 0, count: venue.gateways.count)
         for (g, gateway) in venue.gateways.enumerated() {
             let near = walls.filter { $0.segment.distance(to: gateway.position) <= reachMetres }
             // A calibration without a route gives gains only (its offsets); one with a route fits them below.
@@ -78,6 +79,7 @@ struct PositionMap: Sendable {
             let gain = walked ?? learned?.gains[gateway.id.rawValue] ?? 0
             // With a learned gain comes the antenna's learned pattern, if the venue says which way it faces.
             let shading = walked == nil ? learned?.antennas[gateway.id.rawValue] ?? 0 : 0
+            if gateway.antenna != nil { shaded[g] = shading }
             for c in 0..<count {
                 let point = grid.centre(c)
                 let dx = point.x - gateway.position.x
@@ -86,9 +88,7 @@ struct PositionMap: Sendable {
                 let dz = gateway.height - 1.2
                 let distance = max(0.5, (dx * dx + dy * dy + dz * dz).squareRoot())
                 var value = gain - 10 * settings.pathLossExponent * log10(distance)
-                if shading > 0, let antenna = gateway.antenna {
-                    value -= shading * (1 - antenna.cosine(towardsX: dx, y: dy, distance: distance)) / 2
-                }
+                if shading > 0 { value -= shading * Self.behind(gateway, dx: dx, dy: dy) }
                 let path = Segment(point, gateway.position)
                 for wall in near where Self.boxesMeet(path, wall.segment) && path.intersects(wall.segment) {
                     value -= wall.loss
@@ -104,7 +104,7 @@ struct PositionMap: Sendable {
         if let calibration, calibration.points?.isEmpty == false {
             fits = Self.fit(
                 level: &level, grid: grid, venue: venue, walls: walls.map(\.segment), calibration: calibration,
-                bias: Double(noise.meanOffset), sensitivity: settings.sensitivity)
+                bias: Double(noise.meanOffset), sensitivity: settings.sensitivity, shaded: shaded)
         } else {
             fits = []
         }

@@ -101,6 +101,50 @@ import Testing
         #expect(abs(change(1, 25, 4) - gains[1]) < 0.01)
     }
 
+    /// A gateway whose antenna faces east (+x) reads 14 dB less behind it than ahead (a cardioid) and 2 dB more than
+    /// the model ahead. A walk that passes all round it, but not the room's far west end, teaches the fit the ratio
+    /// and the gain; the map then shades the far end behind it, where no point was, by the ratio. The omni gateway
+    /// gets no ratio.
+    @Test func theFitLearnsTheAntennaOfAGatewayFacingOneWay() throws {
+        let venue = try VenueLoader.decode(
+            """
+            site: hall
+            zones:
+              - { id: hall, rect: { x: 0, y: 0, width: 24, height: 10 } }
+            doors:
+              - { between: [outside, hall], at: [12, 0] }
+            gateways:
+              - { id: gw-a, zone: hall, position: [8, 5], height: 2, antenna: { facing: 0 } }
+              - { id: gw-b, zone: hall, position: [18, 5], height: 2 }
+            """, file: "hall.yaml")
+        var settings = Self.settings
+        settings.sensitivity = -120
+        let plain = PositionMap(
+            venue: venue, settings: settings, grid: FloorGrid(venue: venue, reach: 1, cellSide: 0.5), exponent: 2.2)
+        let gateway = venue.gateways[0]
+        func shade(_ x: Double, _ y: Double) -> Double {
+            PositionMap.behind(gateway, dx: x - gateway.position.x, dy: y - gateway.position.y)
+        }
+        let truth = { (id: String, x: Double, y: Double) -> Double in id == "gw-a" ? 2 - 14 * shade(x, y) : 0 }
+        var points: [Calibration.Point] = []
+        for x in stride(from: 4.3, to: 24, by: 1.0) {
+            for y in stride(from: 0.7, to: 10, by: 1.0) { points.append(Self.point(x, y, map: plain, truth: truth)) }
+        }
+        let calibration = Calibration(
+            site: "hall", created: 0, referencePower: -59, gatewayOffsets: [:], zones: [:], points: points)
+        let fitted = PositionMap(
+            venue: venue, settings: settings, grid: plain.grid, exponent: 2.2, calibration: calibration)
+        let ratio = try #require(fitted.fits[0].frontToBack)
+        #expect(abs(ratio - 14) < 1, "front-to-back \(ratio) dB")
+        #expect(abs(fitted.fits[0].gain - 2) < 0.5, "gain \(fitted.fits[0].gain) dB")
+        #expect(fitted.fits[1].frontToBack == nil && abs(fitted.fits[1].gain) < 0.3)
+        // Behind the gateway, 3 m beyond the last point: the ratio's shade, not the gain alone.
+        let cell = try #require(plain.grid.cell(containing: Point(0.5, 5)))
+        let change = Double(fitted.level(0, cell) - plain.level(0, cell))
+        #expect(abs(change - truth("gw-a", 0.5, 5)) < 1.5, "at (0.5, 5): \(change) dB, truth \(truth("gw-a", 0.5, 5))")
+        #expect(shade(0.5, 5) > 0.9)
+    }
+
     /// End to end through the simulator: a strolling calibration walk (`beacon-sim calibration-walk`) in a venue whose
     /// gateways' gains are known (+5, −4, +2, −6 dB, no shadowing, exponent 2.2), read by `Calibrator` from its plan,
     /// chooses exponent 2.2 and ranks the gateways' gains as they are, their median error within 1.5 dB and each
