@@ -5,8 +5,9 @@
 # the walk as the bench did (`beacon-hub calibrate`; --taps as the bench's walk was: points for a standing phone walk,
 # the default; zones for a strolling one, --phone-stroll; none for the strolling calibration walk, no --phone-walk),
 # replays the run with that calibration, and beacon-sim scores it. Prints one JSON line per venue (seed; accuracy
-# uncalibrated, calibrated by the bench, calibrated again) and a summary: means and medians of venues, and how many
-# venues each calibration left below the uncalibrated hub.
+# uncalibrated, calibrated by the bench, calibrated again; and `check`, the walk's own expected accuracy before →
+# after from calibrate's report, whole percents, to see how well it foretells the run) and a summary: means and
+# medians of venues, and how many venues each calibration left below the uncalibrated hub.
 # Extra hub.yaml `inference:` settings for the replays can be given as KEY=VALUE (e.g. learnsExponent=false).
 # Nothing is written into BENCH-DIR: the replays go to a temporary folder, removed.
 #
@@ -68,12 +69,17 @@ venue() { # SEED-DIR: one JSON line
         >"$out/replay.txt"
     "$bin/beacon-sim" score --venue "$dir/venue.yaml" --truth "$dir/run/truth.jsonl" --events "$out/events.jsonl" \
         --json >"$out/score.json"
-    python3 - "$dir" "$out/score.json" <<'PY'
-import json, os, sys
+    python3 - "$dir" "$out/score.json" "$out/calibrate.txt" <<'PY'
+import json, os, re, sys
 hub = lambda path: json.load(open(path))["hub"]["accuracy"]
-folder, score = sys.argv[1], sys.argv[2]
-print(json.dumps({"seed": int(os.path.basename(folder).split("-")[1]), "uncalibrated": hub(f"{folder}/score.out"),
-                  "bench": hub(f"{folder}/score-calibrated.out"), "replayed": hub(score)}))
+folder, score, report = sys.argv[1:4]
+row = {"seed": int(os.path.basename(folder).split("-")[1]), "uncalibrated": hub(f"{folder}/score.out"),
+       "bench": hub(f"{folder}/score-calibrated.out"), "replayed": hub(score)}
+# The walk's own check (`beacon-hub calibrate`'s "all" row): expected accuracy before → after, cross-validated.
+check = re.search(r"^ +all +\d+ s +([\d.]+) % → +([\d.]+) %", open(report).read(), re.M)
+if check:
+    row["check"] = {"before": float(check[1]) / 100, "after": float(check[2]) / 100}
+print(json.dumps(row))
 PY
     rm -f "$out/events.jsonl"
 }
@@ -96,4 +102,9 @@ for key in ("uncalibrated", "bench", "replayed"):
     worse = sum(row[key] < row["uncalibrated"] for row in rows)
     below = "" if key == "uncalibrated" else f", below uncalibrated on {worse} of {len(rows)}"
     print(f"{key}: mean {100 * statistics.mean(values):.1f} %, median {100 * statistics.median(values):.1f} %{below}")
+checked = [row for row in rows if "check" in row]
+flagged = [row for row in checked if row["check"]["after"] < row["check"]["before"]]
+losses = [row for row in checked if row["replayed"] < row["uncalibrated"]]
+print(f"check (replayed): worse on {len(flagged)} of {len(checked)} walks, {sum(row in losses for row in flagged)} of "
+      f"them below uncalibrated in the run; {len(losses)} walks below uncalibrated in the run")
 '
