@@ -50,6 +50,20 @@ import Testing
         return Calibration.Point(x: x, y: y, levels: levels)
     }
 
+    /// `plain` (exponent 2.2) fitted to a walk with a point at each of `xs` × `ys`, each reading `truth` over it.
+    static func fitted(
+        _ venue: Venue, plain: PositionMap, settings: InferenceSettings, xs: StrideTo<Double>, ys: StrideTo<Double>,
+        truth: (String, Double, Double) -> Double
+    ) -> PositionMap {
+        var points: [Calibration.Point] = []
+        for x in xs {
+            for y in ys { points.append(point(x, y, map: plain, truth: truth)) }
+        }
+        let calibration = Calibration(
+            site: venue.site, created: 0, referencePower: -59, gatewayOffsets: [:], zones: [:], points: points)
+        return PositionMap(venue: venue, settings: settings, grid: plain.grid, exponent: 2.2, calibration: calibration)
+    }
+
     /// A walk over both rooms, a point every metre: gw-a reads 4 dB louder than the model everywhere and a further
     /// 6 dB louder in the north-west corner (x < 4, y > 5: a reflector); gw-b reads 3 dB quieter in its own room and
     /// 3 dB louder through the wall in room a (the wall is thinner than the model thinks).
@@ -64,14 +78,9 @@ import Testing
         let truth = { (id: String, x: Double, y: Double) -> Double in
             id == "gw-a" ? 4 + (x < 4 && y > 5 ? 6 : 0) : (x < 10 ? 3 : -3)
         }
-        var points: [Calibration.Point] = []
-        for x in stride(from: 0.7, to: 20, by: 1.0) {
-            for y in stride(from: 0.7, to: 8, by: 1.0) { points.append(Self.point(x, y, map: plain, truth: truth)) }
-        }
-        let calibration = Calibration(
-            site: "walled", created: 0, referencePower: -59, gatewayOffsets: [:], zones: [:], points: points)
-        let fitted = PositionMap(
-            venue: venue, settings: settings, grid: plain.grid, exponent: 2.2, calibration: calibration)
+        let fitted = Self.fitted(
+            venue, plain: plain, settings: settings, xs: stride(from: 0.7, to: 20, by: 1.0),
+            ys: stride(from: 0.7, to: 8, by: 1.0), truth: truth)
         #expect(fitted.fits.count == 2)
         let gains = fitted.fits.map(\.gain)
         // gw-a's gain is 4 plus the reflector's share of its points, shrunk a little by the prior; gw-b's the middle
@@ -126,14 +135,9 @@ import Testing
             PositionMap.behind(gateway, dx: x - gateway.position.x, dy: y - gateway.position.y)
         }
         let truth = { (id: String, x: Double, y: Double) -> Double in id == "gw-a" ? 2 - 14 * shade(x, y) : 0 }
-        var points: [Calibration.Point] = []
-        for x in stride(from: 4.3, to: 24, by: 1.0) {
-            for y in stride(from: 0.7, to: 10, by: 1.0) { points.append(Self.point(x, y, map: plain, truth: truth)) }
-        }
-        let calibration = Calibration(
-            site: "hall", created: 0, referencePower: -59, gatewayOffsets: [:], zones: [:], points: points)
-        let fitted = PositionMap(
-            venue: venue, settings: settings, grid: plain.grid, exponent: 2.2, calibration: calibration)
+        let fitted = Self.fitted(
+            venue, plain: plain, settings: settings, xs: stride(from: 4.3, to: 24, by: 1.0),
+            ys: stride(from: 0.7, to: 10, by: 1.0), truth: truth)
         let ratio = try #require(fitted.fits[0].frontToBack)
         #expect(abs(ratio - 14) < 1, "front-to-back \(ratio) dB")
         #expect(abs(fitted.fits[0].gain - 2) < 0.5, "gain \(fitted.fits[0].gain) dB")
