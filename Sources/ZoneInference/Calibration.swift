@@ -2,8 +2,8 @@ import BeaconModel
 
 /// A calibration file (`beacon-hub calibrate --out`): what a tag standing in each zone really showed each gateway, and,
 /// when the plan had a route, what each gateway showed at points along it. hub.yaml's `calibration` points at it. The
-/// `hmm` method uses the zones' profiles in place of the geometric model, and the gateway offsets wherever a zone has no
-/// profile; the `position` method fits its radio map to the route's points (docs/inference.md, "Calibration").
+/// `hmm` method uses the zones' profiles in place of the geometric model, and the gateway offsets wherever a zone has
+/// no profile; the `position` method fits its radio map to the route's points (docs/inference.md, "Calibration").
 public struct Calibration: Sendable, Hashable, Codable {
     /// What one gateway showed while the tag stood in one zone.
     public struct Profile: Sendable, Hashable, Codable {
@@ -31,8 +31,8 @@ public struct Calibration: Sendable, Hashable, Codable {
         /// Per gateway that heard it: mean level, spread, share of the window's seconds with a reading, number of
         /// readings.
         public var levels: [String: Profile]
-        /// The way the tag's carrier was walking (degrees anticlockwise from the venue's x axis: 0 east, 90 north), from
-        /// the route; absent where the route pauses or turns within the window. The map's fit takes the carrier's
+        /// The way the tag's carrier was walking (degrees anticlockwise from the venue's x axis: 0 east, 90 north),
+        /// from the route; absent where the route pauses or turns within the window. The map's fit takes the carrier's
         /// body out of the levels with it.
         public var heading: Double?
 

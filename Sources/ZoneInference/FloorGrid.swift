@@ -1,9 +1,10 @@
 import BeaconModel
 
-/// A floor plan for position filters (the hub's `position` method and the simulator's oracle): square cells over the venue's bounds plus a margin outside (where walkers go when they
-/// leave), each cell's zone (the zone containing its centre, or none), and per cell the cells one tick of walking can
-/// reach: without crossing a wall, and from one zone (or "no zone") into another only through a door between them, as
-/// the simulator's walkers do. Open-plan venues have no walls between zones, so the doors alone keep the walk honest.
+/// A floor plan for position filters (the hub's `position` method and the simulator's oracle): square cells over the
+/// venue's bounds plus a margin outside (where walkers go when they leave), each cell's zone (the zone containing its
+/// centre, or none), and per cell the cells one tick of walking can reach: without crossing a wall, and from one zone
+/// (or "no zone") into another only through a door between them, as the simulator's walkers do. Open-plan venues have
+/// no walls between zones, so the doors alone keep the walk honest.
 package struct FloorGrid: Sendable {
     package let origin: Point
     package let cellSize: Double

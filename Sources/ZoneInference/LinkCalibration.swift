@@ -10,13 +10,13 @@ import BeaconModel
 ///     mean RSSI − measuredPower_i = T_i + G_j − 10·n·log10(d_ij) − Σ_w a_w·[link crosses wall w] + ε
 ///
 /// with T_i how far i's transmitter is off its nominal power, G_j how much louder j hears than the others (what the
-/// engine subtracts: `Calibration.gatewayOffsets`), n the path-loss exponent and a_w each wall's loss; and, for a gateway
-/// whose venue entry says which way its antenna faces, −F·(1 − cos θ)/2 at both ends of its links (F its front-to-back
-/// ratio, θ off its facing), so that its G is the gain straight ahead. Only differences of the G are measurable
-/// (T_i + c, G_j − c fit alike), so they are reported with Σ G = 0. Solved as a weighted least squares with weak priors
-/// (the nominal exponent, each wall's material default, offsets near 0, ratios near 10 dB), whose posterior gives each
-/// estimate's uncertainty. ε is the link's own shadowing and what the model misses of the antennas: a few dB, which is
-/// why every gain is estimated from all the links into (and out of) its gateway.
+/// engine subtracts: `Calibration.gatewayOffsets`), n the path-loss exponent and a_w each wall's loss; and, for a
+/// gateway whose venue entry says which way its antenna faces, −F·(1 − cos θ)/2 at both ends of its links (F its
+/// front-to-back ratio, θ off its facing), so that its G is the gain straight ahead. Only differences of the G are
+/// measurable (T_i + c, G_j − c fit alike), so they are reported with Σ G = 0. Solved as a weighted least squares with
+/// weak priors (the nominal exponent, each wall's material default, offsets near 0, ratios near 10 dB), whose posterior
+/// gives each estimate's uncertainty. ε is the link's own shadowing and what the model misses of the antennas: a few
+/// dB, which is why every gain is estimated from all the links into (and out of) its gateway.
 public enum LinkCalibration {
     /// One directed link over some period: gateway `tx`'s beacon heard by gateway `rx`.
     public struct Link: Sendable, Hashable {

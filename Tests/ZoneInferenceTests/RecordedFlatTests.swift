@@ -98,7 +98,8 @@ import ZoneInference
     }
 
     /// The zone HMM (`method: hmm`, kept one release for comparison) on the robot run, uncalibrated and calibrated
-    /// from the robot's calibration run (the `position` method's: PositionEngineTests.beatsTheBaselineOnTheRecordedFlat).
+    /// from the robot's calibration run (the `position` method's:
+    /// PositionEngineTests.beatsTheBaselineOnTheRecordedFlat).
     @Test func hubBeatsTheBaselineOnTheRobotRun() throws {
         let venue = try Self.venue()
         let directory = TagDirectory(named: [(Self.beacon, Self.tag)], regions: [])
