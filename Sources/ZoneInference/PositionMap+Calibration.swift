@@ -150,13 +150,13 @@ extension PositionMap {
                 sensitivity: sensitivity)
             let total = samples.reduce(0) { $0 + $1.weight }
             let (gain, ratio) = gainAndRatio(of: samples, gateway: gateway, shaded: shaded[g])
-            // What is left of a sample for the residual map: its residual less the gain and the fitted pattern.
-            func rest(_ sample: FitSample) -> Double {
+            // What is left of each sample for the residual map: its residual less the gain and the fitted pattern.
+            let rests = samples.map { sample in
                 let shade = behind(gateway, dx: sample.x - gateway.position.x, dy: sample.y - gateway.position.y)
                 return sample.residual - gain + ratio * shade
             }
             // Each sample's kernel over the cells within `cutoff` on its side of every wall.
-            for sample in samples {
+            for (sample, rest) in zip(samples, rests) {
                 let here = Point(sample.x, sample.y)
                 let near = walls.filter { $0.distance(to: here) <= cutoff }
                 let column = Int(((sample.x - grid.origin.x) / grid.cellSize).rounded(.down))
@@ -176,24 +176,24 @@ extension PositionMap {
                         }
                         let k = sample.weight * exp(-squared / (2 * length * length))
                         if weights[cell] == 0 { touched.append(cell) }
-                        sums[cell] += k * rest(sample)
+                        sums[cell] += k * rest
                         weights[cell] += k
                     }
                 }
             }
             // The fit's quality: each sample against the correction of the others at its cell.
             var squares = (geometric: 0.0, gain: 0.0, fitted: 0.0)
-            for sample in samples {
+            for (sample, rest) in zip(samples, rests) {
                 let cell = grid.cell(containing: Point(sample.x, sample.y))!
                 let centre = grid.centre(cell)
                 let squared =
                     (centre.x - sample.x) * (centre.x - sample.x) + (centre.y - sample.y) * (centre.y - sample.y)
                 let own = sample.weight * exp(-squared / (2 * length * length))
                 let others = weights[cell] - own
-                let left = others > 0 ? (sums[cell] - own * rest(sample)) / (others + fitCellPrior) : 0
+                let left = others > 0 ? (sums[cell] - own * rest) / (others + fitCellPrior) : 0
                 squares.geometric += sample.weight * sample.residual * sample.residual
-                squares.gain += sample.weight * rest(sample) * rest(sample)
-                squares.fitted += sample.weight * (rest(sample) - left) * (rest(sample) - left)
+                squares.gain += sample.weight * rest * rest
+                squares.fitted += sample.weight * (rest - left) * (rest - left)
             }
             func rms(_ sum: Double) -> Double { total > 0 ? (sum / total).squareRoot() : 0 }
             fits.append(
@@ -204,9 +204,7 @@ extension PositionMap {
             let base = g * grid.count
             for cell in 0..<grid.count where level[base + cell] > -200 {
                 let centre = grid.centre(cell)
-                let shade =
-                    ratio == 0
-                    ? 0 : behind(gateway, dx: centre.x - gateway.position.x, dy: centre.y - gateway.position.y)
+                let shade = behind(gateway, dx: centre.x - gateway.position.x, dy: centre.y - gateway.position.y)
                 level[base + cell] += Float(gain - ratio * shade)
             }
             for cell in touched {

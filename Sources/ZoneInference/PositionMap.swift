@@ -70,7 +70,7 @@ struct PositionMap: Sendable {
             (segment: wall.segment, loss: learned?.wallLosses[index] ?? wall.material.defaultAttenuation)
         }
         let reachMetres = Self.reach(settings: settings)
-        var shaded = [Double](repeating: 0, count: venue.gateways.count)
+        var shaded: [Double] = []
         for (g, gateway) in venue.gateways.enumerated() {
             let near = walls.filter { $0.segment.distance(to: gateway.position) <= reachMetres }
             // A calibration without a route gives gains only (its offsets); one with a route fits them below.
@@ -79,7 +79,7 @@ struct PositionMap: Sendable {
             let gain = walked ?? learned?.gains[gateway.id.rawValue] ?? 0
             // With a learned gain comes the antenna's learned pattern, if the venue says which way it faces.
             let shading = walked == nil ? learned?.antennas[gateway.id.rawValue] ?? 0 : 0
-            if gateway.antenna != nil { shaded[g] = shading }
+            shaded.append(shading)
             for c in 0..<count {
                 let point = grid.centre(c)
                 let dx = point.x - gateway.position.x

@@ -70,10 +70,15 @@ import Testing
 @Suite struct LazyCommitTests {
     struct Refused: Error {}
 
+    /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
+    let temporaryDirectory: TemporaryDirectory
+    var directory: URL { temporaryDirectory.url }
+
+    init() throws {
+        temporaryDirectory = try TemporaryDirectory(prefix: "store")
+    }
+
     @Test func aCommitThatDoesNotWaitForTheDiskLeavesTheConnectionAtFull() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         var schema = StoreSchema()
         schema.register("v1", sql: "CREATE TABLE t (id INTEGER PRIMARY KEY)")
         let database = try StoreDatabase(
