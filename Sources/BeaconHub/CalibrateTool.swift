@@ -81,21 +81,26 @@ public enum CalibrateTool {
         ]
         if let fit = RadioMapFit(venue: venue, settings: configuration.inference, calibration: calibration) {
             // What the `position` method's map takes from the route (docs/inference.md, "Calibration").
+            let areas = calibration.areas?.count ?? 0
+            let walkedAbout: String =
+                areas == 0 ? "" : ", \(areas) zones walked about (each teaches its own levels, not the gains)"
             lines.append(
-                "  route: \(calibration.points?.count ?? 0) points; position map: path-loss exponent "
+                "  route: \(calibration.points?.count ?? 0) points" + walkedAbout
+                    + "; position map: path-loss exponent "
                     + String(format: "%.1f", fit.exponent)
                     + "; per gateway: points, gain (dB), RMS residual (dB) against the geometry → after the gain → "
                     + "after the fit (each point left out); a gateway facing one way, its antenna's fitted "
                     + "front-to-back ratio")
             for row in fit.gateways {
+                let zones: String = row.areas == 0 ? "" : ", \(row.areas) zones"
                 lines.append(
-                    "    \(row.gateway): \(row.points) points, gain "
+                    "    \(row.gateway): \(row.points) points" + zones + ", gain "
                         + String(
                             format: "%+.1f, RMS %.1f → %.1f → %.1f", row.gain, row.geometricRMS, row.gainRMS,
                             row.fittedRMS)
                         + (row.frontToBack.map { String(format: "; antenna front-to-back %.1f dB", $0) } ?? ""))
             }
-            let sparse = fit.gateways.filter { $0.points < 5 }.map(\.gateway.rawValue)
+            let sparse = fit.gateways.filter { $0.points < 5 && $0.areas == 0 }.map(\.gateway.rawValue)
             if !sparse.isEmpty {
                 warnings.append(
                     "route: fewer than 5 points taught \(sparse.joined(separator: ", ")) — walk nearer "

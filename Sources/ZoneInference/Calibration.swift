@@ -44,6 +44,22 @@ public struct Calibration: Sendable, Hashable, Codable {
         }
     }
 
+    /// What the gateways showed while the walker went about one zone, their place in it unknown (a phone walk's zone
+    /// taps): the `position` method fits its map to these as to the route's points, each over its zone's cells.
+    public struct Area: Sendable, Hashable, Codable {
+        public var zone: ZoneID
+        /// The stays' seconds in the zone (less their settling seconds).
+        public var seconds: Double
+        /// Per gateway that heard it, as a point's.
+        public var levels: [String: Profile]
+
+        public init(zone: ZoneID, seconds: Double, levels: [String: Profile]) {
+            self.zone = zone
+            self.seconds = seconds
+            self.levels = levels
+        }
+    }
+
     public var site: SiteID
     /// When it was computed, unix seconds.
     public var created: Double
@@ -55,10 +71,13 @@ public struct Calibration: Sendable, Hashable, Codable {
     public var zones: [String: [String: Profile]]
     /// Along the plan's route, every `Calibrator.pointSeconds`; absent when the plan had no route.
     public var points: [Point]?
+    /// Per zone the walker was in without saying where in it (a zone tapped, a plan's stop off its route); absent in
+    /// older files (whose walks' zones taught offsets only) and when every stay was at a point.
+    public var areas: [Area]?
 
     public init(
         site: SiteID, created: Double, referencePower: Double, gatewayOffsets: [String: Double],
-        zones: [String: [String: Profile]], points: [Point]? = nil
+        zones: [String: [String: Profile]], points: [Point]? = nil, areas: [Area]? = nil
     ) {
         self.site = site
         self.created = created
@@ -66,5 +85,9 @@ public struct Calibration: Sendable, Hashable, Codable {
         self.gatewayOffsets = gatewayOffsets
         self.zones = zones
         self.points = points
+        self.areas = areas
     }
+
+    /// Whether the calibration has neither route points nor areas: the `position` method then takes only its offsets.
+    var isOffsetsOnly: Bool { (points ?? []).isEmpty && (areas ?? []).isEmpty }
 }

@@ -185,12 +185,29 @@ public struct Calibrator: Sendable {
         return (profile, mean, heard)
     }
 
+    /// The standing seconds of stops `indices` together, and per gateway heard in them its profile, mean and share
+    /// heard.
+    func profiles(
+        of indices: [Int]
+    ) -> (seconds: Double, levels: [Int: (profile: Calibration.Profile, mean: Double, heard: Double)]) {
+        let duration = indices.map { max(stops[$0].to - stops[$0].from - 2 * Self.settle, 1).rounded(.up) }
+            .reduce(0, +)
+        var levels: [Int: (profile: Calibration.Profile, mean: Double, heard: Double)] = [:]
+        for gateway in Set(indices.flatMap { readings[$0].keys }) {
+            let values = indices.flatMap { readings[$0][gateway] ?? [] }
+            let secondsHeard = indices.map { seconds[$0][gateway]?.count ?? 0 }.reduce(0, +)
+            levels[gateway] = Self.profile(values, secondsHeard: secondsHeard, duration: duration)
+        }
+        return (duration, levels)
+    }
+
     /// The calibration, and one line per finding a person should look at.
     public func result(site: SiteID, created: Double) -> (calibration: Calibration, warnings: [String]) {
         let reference = txPower ?? model.referencePower
         var zones: [String: [String: Calibration.Profile]] = [:]
         var residuals: [Int: [(value: Double, weight: Double)]] = [:]
         var warnings: [String] = []
+        var areas: [Calibration.Area] = []
         // A zone may have several stops (a long walk that passes through it twice): they count together.
         var order: [ZoneID] = []
         var stopsOf: [ZoneID: [Int]] = [:]
@@ -205,14 +222,8 @@ public struct Calibrator: Sendable {
                     "stop \(indices[0] + 1): zone \(zoneID) is not in the venue; skipped")
                 continue
             }
-            let duration = indices.map { max(stops[$0].to - stops[$0].from - 2 * Self.settle, 1).rounded(.up) }
-                .reduce(0, +)
             var profiles: [String: Calibration.Profile] = [:]
-            let gatewaysHeard = Set(indices.flatMap { readings[$0].keys })
-            for gateway in gatewaysHeard {
-                let values = indices.flatMap { readings[$0][gateway] ?? [] }
-                let secondsHeard = indices.map { seconds[$0][gateway]?.count ?? 0 }.reduce(0, +)
-                let (profile, mean, heard) = Self.profile(values, secondsHeard: secondsHeard, duration: duration)
+            for (gateway, (profile, mean, heard)) in self.profiles(of: indices).levels {
                 profiles[model.gateways[gateway].rawValue] = profile
                 // The gateway's own zone, or any zone where it hears well, says how loud it reads.
                 if heard >= 0.5 && (model.gatewayZone[gateway] == zone || mean >= reference - 25) {
@@ -234,6 +245,16 @@ public struct Calibrator: Sendable {
                         + "check the plan, or move that zone's gateway")
             }
             zones[zoneID.rawValue] = profiles
+            // The stays off the route (a zone tapped): where in the zone is unknown.
+            let unplaced = indices.filter { place(at: (stops[$0].from + stops[$0].to) / 2) == nil }
+            let (standing, levels) = self.profiles(of: unplaced)
+            if !levels.isEmpty {
+                areas.append(
+                    Calibration.Area(
+                        zone: zoneID, seconds: standing,
+                        levels: Dictionary(
+                            uniqueKeysWithValues: levels.map { (model.gateways[$0.key].rawValue, $0.value.profile) })))
+            }
         }
         var offsets: [String: Double] = [:]
         for (gateway, values) in residuals {
@@ -258,7 +279,7 @@ public struct Calibrator: Sendable {
         return (
             Calibration(
                 site: site, created: created, referencePower: reference, gatewayOffsets: offsets, zones: zones,
-                points: routePoints()),
+                points: routePoints(), areas: areas.isEmpty ? nil : areas),
             warnings
         )
     }

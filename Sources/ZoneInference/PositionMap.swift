@@ -73,9 +73,9 @@ struct PositionMap: Sendable {
         var shaded: [Double] = []
         for (g, gateway) in venue.gateways.enumerated() {
             let near = walls.filter { $0.segment.distance(to: gateway.position) <= reachMetres }
-            // A calibration without a route gives gains only (its offsets); one with a route fits them below.
-            let routeless = calibration?.points?.isEmpty ?? true
-            let walked = routeless ? calibration?.gatewayOffsets[gateway.id.rawValue] : nil
+            // A calibration without a route or areas gives gains only (its offsets); one with either fits them below.
+            let offsetsOnly = calibration.map(\.isOffsetsOnly) ?? true
+            let walked = offsetsOnly ? calibration?.gatewayOffsets[gateway.id.rawValue] : nil
             let gain = walked ?? learned?.gains[gateway.id.rawValue] ?? 0
             // With a learned gain comes the antenna's learned pattern, if the venue says which way it faces.
             let shading = walked == nil ? learned?.antennas[gateway.id.rawValue] ?? 0 : 0
@@ -101,7 +101,7 @@ struct PositionMap: Sendable {
         radio.sensitivity = settings.sensitivity
         radio.bodyLossDB = settings.bodyLossDB
         noise = ReadingNoise(radio: radio, extraVariance: extra, walking: true)
-        if let calibration, calibration.points?.isEmpty == false {
+        if let calibration, !calibration.isOffsetsOnly {
             fits = Self.fit(
                 level: &level, grid: grid, venue: venue, walls: walls.map(\.segment), calibration: calibration,
                 bias: Double(noise.meanOffset), sensitivity: settings.sensitivity, shaded: shaded)

@@ -13,7 +13,7 @@ extension ZoneEngine {
 
     /// Swaps the calibration live (a walk finished on the dashboard's calibration page, or a rollback; nil: none), as
     /// a restart with it in hub.yaml would, except that tags keep their beliefs and states and the probe tags' evidence
-    /// stays. A calibration with a route also chooses the exponent its points fit best.
+    /// stays. A calibration with a route also chooses the exponent its points fit best (areas do not).
     public mutating func apply(calibration: Calibration?) {
         guard calibration != self.calibration else { return }
         self.calibration = calibration

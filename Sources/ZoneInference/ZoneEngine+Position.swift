@@ -31,8 +31,8 @@ extension ZoneEngine {
     static let evidenceMemorySeconds = 1800.0
 
     /// The maps of every candidate exponent over one grid, and the one to start from: nearest `pathLossExponent`.
-    /// With a calibration route, every map is fitted to it and the one to start from is the one that fitted it best
-    /// (least residual after each gateway's gain).
+    /// With a calibration route or areas, every map is fitted to them; with a route, the one to start from is the one
+    /// that fitted best (least residual after each gateway's gain).
     /// `learned` (the gateways' links) goes into every map, and its exponent, if any, is the one to start from.
     static func positionMaps(
         venue: Venue, settings: InferenceSettings, calibration: Calibration? = nil, learned: LearnedRadio? = nil
@@ -49,7 +49,9 @@ extension ZoneEngine {
         for (k, exponent) in exponents.enumerated() where abs(exponent - start) < abs(exponents[choice] - start) {
             choice = k
         }
-        if !maps[0].fits.isEmpty {
+        // Zones walked about (areas) fit no gain and do not choose it (`PositionMap.areaWeight`): without a route the
+        // probe tags' evidence chooses it, as it does uncalibrated.
+        if maps[0].fits.contains(where: { $0.points > 0 }) {
             let misfit = maps.map { map in map.fits.reduce(0) { $0 + Double($1.points) * $1.gainRMS * $1.gainRMS } }
             for k in maps.indices where misfit[k] < misfit[choice] { choice = k }
         }
