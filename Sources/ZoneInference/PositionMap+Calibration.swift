@@ -9,8 +9,8 @@ import BeaconModel
 extension PositionMap {
     /// How the fit went for one gateway.
     struct GatewayFit: Sendable, Hashable {
-        /// Points and areas that taught it, and the gain fitted: how much louder (+) than the geometric model it
-        /// reads, dB.
+        /// Points that taught it, areas (zones walked about) whose levels it was corrected over, and the gain fitted
+        /// to the points: how much louder (+) than the geometric model it reads, dB.
         var points: Int
         var areas = 0
         var gain: Double
