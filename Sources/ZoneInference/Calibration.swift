@@ -3,7 +3,8 @@ import BeaconModel
 /// A calibration file (`beacon-hub calibrate --out`): what a tag standing in each zone really showed each gateway, and,
 /// when the plan had a route, what each gateway showed at points along it. hub.yaml's `calibration` points at it. The
 /// `hmm` method uses the zones' profiles in place of the geometric model, and the gateway offsets wherever a zone has
-/// no profile; the `position` method fits its radio map to the route's points (docs/inference.md, "Calibration").
+/// no profile; the `position` method fits its radio map to the route's points and corrects each walked-about zone's
+/// levels from its area (docs/inference.md, "Calibration").
 public struct Calibration: Sendable, Hashable, Codable {
     /// What one gateway showed while the tag stood in one zone.
     public struct Profile: Sendable, Hashable, Codable {
@@ -45,7 +46,8 @@ public struct Calibration: Sendable, Hashable, Codable {
     }
 
     /// What the gateways showed while the walker went about one zone, their place in it unknown (a phone walk's zone
-    /// taps): the `position` method fits its map to these as to the route's points, each over its zone's cells.
+    /// taps): the `position` method corrects each gateway's level evenly over the zone's cells from it, and fits no
+    /// gain to it (`PositionMap.areaWeight`).
     public struct Area: Sendable, Hashable, Codable {
         public var zone: ZoneID
         /// The stays' seconds in the zone (less their settling seconds).

@@ -91,7 +91,7 @@ extension PositionMap {
     }
 
     /// One point's reading of one gateway: where, its residual against the geometric level there, its weight. An
-    /// area's (a zone the walker went about) stands at its zone's middle cell, and carries its zone's cells and its
+    /// area's (a zone the walker went about) stands at one of its zone's cells, and carries the zone's cells and its
     /// antenna shading averaged over them.
     struct FitSample {
         var x: Double
@@ -128,21 +128,14 @@ extension PositionMap {
                     let centre = grid.centre(cell)
                     return sum + behind(gateway, dx: centre.x - gateway.position.x, dy: centre.y - gateway.position.y)
                 } / Double(cells.count)
-            // The zone's middle: the mean of its cells' centres, or the cell of the zone nearest it.
-            let centres = cells.map { grid.centre($0) }
-            let mean = Point(
-                centres.reduce(0) { $0 + $1.x } / Double(cells.count),
-                centres.reduce(0) { $0 + $1.y } / Double(cells.count))
-            let middle = centres.min { a, b in
-                (a.x - mean.x) * (a.x - mean.x) + (a.y - mean.y) * (a.y - mean.y)
-                    < (b.x - mean.x) * (b.x - mean.x) + (b.y - mean.y) * (b.y - mean.y)
-            }!
+            // Any of its cells will do as its place: its correction is the same over all of them.
+            let place = grid.centre(cells[cells.count / 2])
             let cut = HeardMean.turning.excess(heardMean: profile.mean, sensitivity: sensitivity)
             let residual = min(max(profile.mean - cut - referencePower - expected - bias, -20), 20)
             let windows = min(Double(profile.samples) / 4, profile.heard * area.seconds / Calibrator.pointSeconds)
             samples.append(
                 FitSample(
-                    x: middle.x, y: middle.y, residual: residual, weight: areaWeight * max(windows, 0.5), cells: cells,
+                    x: place.x, y: place.y, residual: residual, weight: areaWeight * max(windows, 0.5), cells: cells,
                     averageShade: shade))
         }
         return samples

@@ -71,10 +71,10 @@ struct PositionMap: Sendable {
         }
         let reachMetres = Self.reach(settings: settings)
         var shaded: [Double] = []
+        // A calibration without a route or areas gives gains only (its offsets); one with either is fitted below.
+        let offsetsOnly = calibration.map(\.isOffsetsOnly) ?? true
         for (g, gateway) in venue.gateways.enumerated() {
             let near = walls.filter { $0.segment.distance(to: gateway.position) <= reachMetres }
-            // A calibration without a route or areas gives gains only (its offsets); one with either fits them below.
-            let offsetsOnly = calibration.map(\.isOffsetsOnly) ?? true
             let walked = offsetsOnly ? calibration?.gatewayOffsets[gateway.id.rawValue] : nil
             let gain = walked ?? learned?.gains[gateway.id.rawValue] ?? 0
             // With a learned gain comes the antenna's learned pattern, if the venue says which way it faces.
