@@ -227,6 +227,13 @@ extension HubServiceTests {
         #expect(zones as? Int == 3)
         let fits = try await driver.run("return document.documentElement.scrollWidth <= window.innerWidth")
         #expect(fits as? Bool == true, "the page scrolls sideways on a phone")
+        // A fresh phone taps zones, 60 s a stay: the walk the figures favour (docs/dashboard.md).
+        let defaults = try await driver.run(
+            "return [document.getElementById('mode-zone').checked, document.getElementById('seconds').value]")
+        #expect(
+            (defaults as? [Any])?.first as? Bool == true,
+            "a tap does not mark a zone by default: \(String(describing: defaults))")
+        #expect((defaults as? [Any])?.last as? String == "60", "\(String(describing: defaults))")
 
         _ = try await driver.run(
             """
@@ -250,11 +257,25 @@ extension HubServiceTests {
         for (index, tap) in taps.enumerated() {
             walker.stand(at: tap.x, 4)
             try await driver.click(tap.point ? "#mode-point" : "#mode-zone")
+            // What the countdown says is recorded as it changes: a busy machine may poll after the stay's end.
+            _ = try await driver.run(
+                """
+                window.told = [];
+                window.teller ??= new MutationObserver(() => window.told.push(document.getElementById('current').textContent));
+                window.teller.observe(document.getElementById('current'), { childList: true, subtree: true, characterData: true });
+                """)
             try await driver.click("#plan g.zone[data-zone=\"\(tap.zone)\"] polygon")
             let marks = try await driver.poll("return document.querySelectorAll('#marks li').length") {
                 ($0 as? Int) == index + 1
             }
             #expect(marks as? Int == index + 1, "tap \(index + 1) not recorded")
+            // The countdown says how to walk: stand at a point, stroll about a zone.
+            let says = tap.point ? "Stay here" : "Stroll about"
+            let told = try await driver.poll("return window.told.join(' | ')") {
+                ($0 as? String)?.contains(says) == true
+            }
+            #expect((told as? String)?.contains(says) == true, "tap \(index + 1): \(String(describing: told))")
+            if index == 1 { try await driver.screenshot("calibrate-1-strolling") }
             if index == 2 { try await driver.screenshot("calibrate-1-walking") }
             // The stay runs its 6 s before the walker moves on.
             let deadline = ContinuousClock.now.advanced(by: .seconds(60))
@@ -263,6 +284,8 @@ extension HubServiceTests {
                 try await Task.sleep(for: .milliseconds(250))
             }
         }
+
+        try await driver.click("#mode-point")
 
         // Recorded: the hub has the five marks, each where it was tapped.
         let (_, session) = try await api(url, "/api/calibration/session")
@@ -315,6 +338,15 @@ extension HubServiceTests {
 
         let errors = try await driver.consoleErrors()
         #expect(errors.isEmpty, "console errors: \(errors)")
+
+        // The phone keeps the walker's choice of mark: "a point" chosen after the last tap, the page opens with it.
+        try await driver.open("\(url)/calibrate?reopened#token=\(Self.token)")
+        let kept = try await driver.poll(
+            "return document.querySelectorAll('#plan g.zone').length === 3 && document.getElementById('mode-point').checked"
+        ) {
+            ($0 as? Bool) == true
+        }
+        #expect(kept as? Bool == true, "the point mode was not kept")
         hub.signal(SIGTERM)
         let exit = await hub.waitForExit(timeout: .seconds(30))
         #expect(exit == 0, "the hub's exit \(String(describing: exit)): \(hub.text.suffix(3000))")

@@ -6,6 +6,7 @@
 
 const WHO_KEY = "beacontracker-who";
 const BEACON_KEY = "beacontracker-calibration-beacon";
+const MODE_KEY = "beacontracker-calibration-mode";
 const SESSION_KEY = "beacontracker-calibration-session";
 
 const state = {
@@ -306,7 +307,10 @@ function renderCurrent() {
   const remaining = current ? current.remaining - (performance.now() - state.received) / 1000 : 0;
   if (current && remaining > 0) {
     const count = `${Math.ceil(remaining)} s`;
-    const what = `Stay here, turning slowly: ${place(current)}`;
+    // A zone is learnt from the walk all over it; a point from standing at it (docs/dashboard.md).
+    const what = current.x == null
+      ? `Stroll about ${place(current)}, slowly and all over it`
+      : `Stay here, turning slowly: ${place(current)}`;
     if (node.className !== "stay") {
       node.className = "stay";
       node.replaceChildren();
@@ -320,9 +324,12 @@ function renderCurrent() {
     if (node.lastChild.textContent !== what) node.lastChild.textContent = what;
     return;
   }
-  const prompt = status.marks.length
-    ? "Walk to the next place and tap it on the plan."
+  const zones = $("mode-zone").checked;
+  const first = zones ? "Tap the zone you are in to start the first stay."
     : "Tap where you stand on the plan to start the first stay.";
+  const next = zones ? "Walk to the next zone and tap it on the plan."
+    : "Walk to the next place and tap it on the plan.";
+  const prompt = status.marks.length ? next : first;
   if (node.className !== "prompt" || node.textContent !== prompt) {
     node.className = "prompt";
     node.textContent = prompt;
@@ -428,7 +435,7 @@ async function startSession(event) {
   const seconds = Number($("seconds").value);
   if (!beacon) return showError("Give the id of the beacon you carry (e.g. ibeacon:<uuid>:<major>:<minor>).");
   if (!who) return showError("Give your name: it is recorded with the calibration.");
-  if (!Number.isFinite(seconds) || seconds <= 0) return showError("Seconds per stay: a number above 0 (30 is usual).");
+  if (!Number.isFinite(seconds) || seconds <= 0) return showError("Seconds per stay: a number above 0 (60 is usual).");
   remember(WHO_KEY, who);
   remember(BEACON_KEY, beacon);
   clearError();
@@ -632,7 +639,15 @@ async function start() {
   $("resume-continue").addEventListener("click", () => { $("resume").hidden = true; });
   $("resume-cancel").addEventListener("click", cancel);
   $("error").addEventListener("click", () => clearError());
-  for (const id of ["mode-point", "mode-zone"]) $(id).addEventListener("change", () => showMessage(""));
+  // A zone by default (strolled zones calibrate better than points stood at: docs/dashboard.md); the choice is kept.
+  if (recall(MODE_KEY) === "point") $("mode-point").checked = true;
+  for (const id of ["mode-point", "mode-zone"]) {
+    $(id).addEventListener("change", () => {
+      showMessage("");
+      remember(MODE_KEY, $("mode-point").checked ? "point" : "zone");
+      renderCurrent();
+    });
+  }
   try {
     state.venue = await api("/api/venue");
     $("venue-name").textContent = state.venue.name;
