@@ -307,9 +307,9 @@ function renderCurrent() {
   const remaining = current ? current.remaining - (performance.now() - state.received) / 1000 : 0;
   if (current && remaining > 0) {
     const count = `${Math.ceil(remaining)} s`;
-    // A zone is learnt from the walk all over it; a point from standing at it (docs/dashboard.md).
+    // A zone is learnt from a stroll round its middle; a point from standing at it (docs/dashboard.md).
     const what = current.x == null
-      ? `Stroll about ${place(current)}, slowly and all over it`
+      ? `Stroll about ${place(current)}, slowly round its middle`
       : `Stay here, turning slowly: ${place(current)}`;
     if (node.className !== "stay") {
       node.className = "stay";
