@@ -429,6 +429,12 @@ def flat_section(root):
         "- **Test**: `test_robot` (the robot, 352 s). Reported only. `test_walk` (a person walking) has no positions"
         " and so no truth: it is not scored.",
         "",
+        "*Calibrated from the calibration run* takes the run as a plan with the robot's route (its position every"
+        " third of a second). The rows below it take the same run as the calibration page would have recorded it:"
+        " one tap as each of the robot's 16 stays in one zone began (`beacon-hub calibrate --taps zones|points`),"
+        " marking the zone (the page's default) or the point where the stay began. The robot moves on during its"
+        " stays, so the points are not where it stood.",
+        "",
     ]
     for run, label in (("calibration", "calibration run (training)"), ("test_robot", "test_robot (test)")):
         score = load(os.path.join(base, run, "score.json"))
@@ -439,6 +445,10 @@ def flat_section(root):
             score_line("hub", score["hub"], bold=True),
             score_line("hub, calibrated from the calibration run",
                        (load(os.path.join(base, run, "score-calibrated.json")) or {}).get("hub")),
+            score_line("… its stays tapped as zones, as the calibration page does by default",
+                       (load(os.path.join(base, run, "score-calibrated-zones.json")) or {}).get("hub")),
+            score_line("… its stays tapped as points where each began",
+                       (load(os.path.join(base, run, "score-calibrated-points.json")) or {}).get("hub")),
             score_line("baseline", score.get("baseline")),
         ]
         out += [row for row in rows if row] + [""]
