@@ -584,9 +584,13 @@ def walk_rows(rows, learning):
     walk, both, links = col("walk"), col("walkLinks"), col("links")
     return [
         "**A phone walk as well.** The same runs replayed twice more, after a phone walk through the same radio"
-        " (`beacon-sim calibration-walk --dwell S`, then `beacon-hub calibrate --taps`, as the calibration page"
-        " computes it): the walk's calibration with the links off (gateways that do not advertise), and with the links"
-        " applied as well (what a hub whose gateways advertise does once someone has walked)"
+        + (" that strolls round each zone and taps it, as the calibration page asks by default (`beacon-sim"
+           " calibration-walk --dwell S --stroll`, then `beacon-hub calibrate --taps zones`"
+           if all(r.get("walkTaps") == "zones" for r in rows) else
+           " that stands at a tapped point in each zone (`beacon-sim calibration-walk --dwell S`, then `beacon-hub"
+           " calibrate --taps points`")
+        + ", as the page computes it): the walk's calibration with the links off (gateways that do not advertise), and"
+        " with the links applied as well (what a hub whose gateways advertise does once someone has walked)"
         + (", scored over the same time after learning." if learning else "."),
         "",
         "| | " + " | ".join(name for name, _ in ways) + " | walk and links − walk |",

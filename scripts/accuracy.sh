@@ -10,9 +10,9 @@
 # writes the report (default docs/accuracy.md). The test set is the first N venues (default 100: all) of seeds
 # 1001..1100. About 15 minutes on two cores plus the build; the gateways' links (scripts/links-accuracy.sh) on the
 # first --links-venues (default 20) of them, 30 simulated minutes scored after --links-learn (30m) of learning from the
-# links (0: the whole run from the start), with a phone walk of --phone-seconds a zone replayed with the links off and
-# on (unless --phone-venues 0), about 55 minutes more, and the links' fit alone on every test venue (the
-# tags left out), about 8 minutes; the test set again
+# links (0: the whole run from the start), with a phone walk of --phone-seconds a zone (strolling, zones tapped: the
+# calibration page's default) replayed with the links off and on (unless --phone-venues 0), about 55 minutes more,
+# and the links' fit alone on every test venue (the tags left out), about 8 minutes; the test set again
 # calibrated from a phone walk of --phone-seconds (60) a zone on the first --phone-venues (default 100), about 25
 # minutes more. --smoke is the quick
 # check `make test` runs: two venues, two simulated minutes, one hand-made venue, the flat, one venue's links; the
@@ -157,7 +157,7 @@ if [ "$links_venues" -gt 0 ]; then
     # With a phone walk as well (--phone-walk): the walk's calibration with the links off and on.
     # shellcheck disable=SC2046
     scripts/links-accuracy.sh "$bin" "$out/links" $(seq 1001 $((1000 + links_venues))) --duration "$links_duration" \
-        --learn "$links_learn" $([ "$phone_venues" -gt 0 ] && echo --phone-walk "$phone_seconds") \
+        --learn "$links_learn" $([ "$phone_venues" -gt 0 ] && echo --phone-walk "$phone_seconds" --phone-stroll) \
         >/dev/null
     # The fit alone takes a second or two a venue: always issue 22's 30 minutes, on every test venue.
     echo "accuracy: the links' fit alone, $venues test venues, 30m each"
@@ -192,7 +192,8 @@ config config/hub-flat-kolakowski.yaml "$flat/calibration.yaml" "" "$flat/hub-ca
 # default) or as a point, without the route's positions.
 for taps in zones points; do
     "$bin/beacon-hub" calibrate --config "$flat/hub.yaml" "$flat/calibration/sightings.jsonl" \
-        --plan "$flat/calibration/plan.yaml" --taps $taps --out "$flat/calibration-$taps.yaml" >"$flat/calibrate-$taps.txt"
+        --plan "$flat/calibration/plan.yaml" --taps $taps --out "$flat/calibration-$taps.yaml" \
+        >"$flat/calibrate-$taps.txt"
     config config/hub-flat-kolakowski.yaml "$flat/calibration-$taps.yaml" "" "$flat/hub-calibrated-$taps.yaml"
 done
 for run in calibration test_robot; do

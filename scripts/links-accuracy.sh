@@ -147,6 +147,7 @@ PY
             --dwell "$phone_walk" "${stroll[@]}" >"$dir/walk.txt"
         "$bin/beacon-hub" calibrate --config "$dir/hub-off.yaml" "$dir/walk/sightings.jsonl" --plan "$dir/walk/plan.yaml" \
             --taps "$taps" --out "$dir/calibration-walk.yaml" >"$dir/calibrate.txt"
+        echo "$taps" >"$dir/walk-taps"
         printf 'hub: links\nsite: %s\nvenue: venue.yaml\ncalibration: calibration-walk.yaml\n' "$site" \
             >"$dir/hub-walk-links.yaml"
         printf 'inference:\n  linkFitSeconds: 0\n' | cat "$dir/hub-walk-links.yaml" - >"$dir/hub-walk.yaml"
@@ -210,6 +211,9 @@ row = {"seed": seed, "gateways": len(truth), "gainErrors": errors,
        "gains": {g: {"error": round(e, 3), "frontToBackDB": antennas.get(g, 0)} for g, e in sorted(signed.items())}}
 if ways:
     row["accuracy"] = score
+# How the phone walk tapped its stays: points (standing) or zones (strolling).
+if os.path.exists(f"{d}/walk-taps"):
+    row["walkTaps"] = open(f"{d}/walk-taps").read().strip()
 if os.path.exists(f"{d}/score-learning-off.json"):
     row["learnSeconds"] = float(sys.argv[3])
     row["accuracyLearning"] = {
