@@ -185,28 +185,22 @@ flat=$out/flat
 python3 scripts/kolakowski-to-sightings.py --out "$flat" \
     ${BEACONTRACKER_RECORDED_DATA:+--data "$BEACONTRACKER_RECORDED_DATA/flat_ble_uwb_kolakowski"} >"$flat/convert.txt"
 config config/hub-flat-kolakowski.yaml "" "" "$flat/hub.yaml"
-"$bin/beacon-hub" calibrate --config "$flat/hub.yaml" "$flat/calibration/sightings.jsonl" \
-    --plan "$flat/calibration/plan.yaml" --out "$flat/calibration.yaml" >"$flat/calibrate.txt"
-config config/hub-flat-kolakowski.yaml "$flat/calibration.yaml" "" "$flat/hub-calibrated.yaml"
-# The same run as the calibration page would take it: each of the robot's stays tapped as its zone (the page's
-# default) or as a point, without the route's positions.
-for taps in zones points; do
-    "$bin/beacon-hub" calibrate --config "$flat/hub.yaml" "$flat/calibration/sightings.jsonl" \
-        --plan "$flat/calibration/plan.yaml" --taps $taps --out "$flat/calibration-$taps.yaml" \
-        >"$flat/calibrate-$taps.txt"
-    config config/hub-flat-kolakowski.yaml "$flat/calibration-$taps.yaml" "" "$flat/hub-calibrated-$taps.yaml"
-done
 for run in calibration test_robot; do
     score config/venues/flat-kolakowski.yaml "$flat/$run" "$flat/hub.yaml" events.jsonl \
         --sightings "$flat/$run/sightings.jsonl" --positions "$flat/$run/positions.jsonl" >"$flat/$run/score.json"
 done
-# Calibrating on the run it is scored on would be tuning on the test: only the test run gets the calibrated row.
-score config/venues/flat-kolakowski.yaml "$flat/test_robot" "$flat/hub-calibrated.yaml" events-calibrated.jsonl \
-    --positions "$flat/test_robot/positions.jsonl" >"$flat/test_robot/score-calibrated.json"
-for taps in zones points; do
-    score config/venues/flat-kolakowski.yaml "$flat/test_robot" "$flat/hub-calibrated-$taps.yaml" \
-        "events-calibrated-$taps.jsonl" --positions "$flat/test_robot/positions.jsonl" \
-        >"$flat/test_robot/score-calibrated-$taps.json"
+# The calibration run calibrates three ways: as a plan with the robot's route (no suffix), and as the calibration
+# page would take it, each of the robot's stays tapped as its zone (the page's default) or as a point. Calibrating on
+# the run it is scored on would be tuning on the test: only the test run gets the calibrated rows.
+for taps in "" zones points; do
+    suffix=${taps:+-$taps}
+    "$bin/beacon-hub" calibrate --config "$flat/hub.yaml" "$flat/calibration/sightings.jsonl" \
+        --plan "$flat/calibration/plan.yaml" ${taps:+--taps "$taps"} --out "$flat/calibration$suffix.yaml" \
+        >"$flat/calibrate$suffix.txt"
+    config config/hub-flat-kolakowski.yaml "$flat/calibration$suffix.yaml" "" "$flat/hub-calibrated$suffix.yaml"
+    score config/venues/flat-kolakowski.yaml "$flat/test_robot" "$flat/hub-calibrated$suffix.yaml" \
+        "events-calibrated$suffix.jsonl" --positions "$flat/test_robot/positions.jsonl" \
+        >"$flat/test_robot/score-calibrated$suffix.json"
 done
 
 ended=$(date +%s)
