@@ -104,6 +104,9 @@ public struct HubConfiguration: Decodable, Sendable, Hashable {
                         .invalidValue, file: path, key: "calibration",
                         "\(resolved) calibrates site \(loaded.site), but this hub serves site \(configuration.site)")
                 }
+                if let problem = loaded.map?.problem {
+                    throw ConfigError(.invalidValue, file: resolved, key: "map", problem)
+                }
                 configuration.loadedCalibration = loaded
             } catch {
                 problems.append(error)

@@ -120,6 +120,12 @@ public enum Bench {
         public static let unshadowedScore = "score-unshadowed"
         /// `--also-calibrated`: the calibrated hub's score, beside the uncalibrated one in `hubScore`.
         public static let calibratedScore = "score-calibrated"
+        /// `--exact-map`: the run's exact radio map as a calibration (`beacon-sim radio-map`), the hub.yaml that
+        /// takes it, its replay's events and their score.
+        public static let exactMap = "calibration-exact.yaml"
+        public static let exactMapHub = "hub-exact.yaml"
+        public static let exactMapEvents = "events-exact.jsonl"
+        public static let exactMapScore = "score-exact"
     }
 
     /// The programs run for venue `seed`, in order, exactly as a user would type them in the venue's folder: run,
@@ -134,9 +140,12 @@ public enum Bench {
     /// `phoneWalk` (seconds a zone): the calibration is a phone walk instead, one tap a zone — standing and turning,
     /// a point tapped, or with `phoneStroll` strolling round the zone, the zone tapped (`beacon-sim calibration-walk
     /// --dwell [--stroll]`, `beacon-hub calibrate --taps points|zones`).
+    ///
+    /// `exactMap`: the hub is also replayed over the same run given the run's exact radio map (`beacon-sim radio-map`
+    /// into `Files.exactMap`, replayed with `Files.exactMapHub`), the limit of any calibration of this engine.
     public static func steps(
         seed: UInt64, duration: String, calibrated: Bool, alsoCalibrated: Bool = false, phoneWalk: Double? = nil,
-        phoneStroll: Bool = false
+        phoneStroll: Bool = false, exactMap: Bool = false
     ) -> [Step] {
         let score = [
             "score", "--venue", Files.venue, "--truth", "run/truth.jsonl", "--near-boundary", Files.nearBoundary,
@@ -191,6 +200,20 @@ public enum Bench {
                         Files.calibratedEvents,
                     ]),
                 Step(name: Files.calibratedScore, program: .sim, arguments: score + [Files.calibratedEvents]),
+            ]
+        }
+        if exactMap {
+            steps += [
+                Step(
+                    name: "radio-map", program: .sim,
+                    arguments: ["radio-map", Files.venue, "--out", Files.exactMap, "--seed", "\(seed)"]),
+                Step(
+                    name: "replay-exact", program: .hub,
+                    arguments: [
+                        "replay", "--config", Files.exactMapHub, "run/sightings.jsonl", "--events",
+                        Files.exactMapEvents,
+                    ]),
+                Step(name: Files.exactMapScore, program: .sim, arguments: score + [Files.exactMapEvents]),
             ]
         }
         return steps

@@ -28,13 +28,18 @@ public struct BenchReport: Sendable, Hashable, Codable {
         public var hubStill: ZoneScore?
         public var baselineStill: ZoneScore?
         public var oracleStill: ZoneScore?
+        /// With `--exact-map`: the hub given the run's exact radio map (`beacon-sim radio-map`), the limit of any
+        /// calibration of this engine.
+        public var exactMapHub: ZoneScore?
 
         public init(
             seed: UInt64, family: String, zones: Int, gateways: Int, hub: ZoneScore, baseline: ZoneScore?,
             oracle: ZoneScore?, nominal: ZoneScore? = nil, calibratedHub: ZoneScore? = nil, hubStill: ZoneScore? = nil,
-            baselineStill: ZoneScore? = nil, oracleStill: ZoneScore? = nil, unshadowed: ZoneScore? = nil
+            baselineStill: ZoneScore? = nil, oracleStill: ZoneScore? = nil, unshadowed: ZoneScore? = nil,
+            exactMapHub: ZoneScore? = nil
         ) {
             self.unshadowed = unshadowed
+            self.exactMapHub = exactMapHub
             self.hubStill = hubStill
             self.baselineStill = baselineStill
             self.oracleStill = oracleStill
@@ -86,6 +91,10 @@ public struct BenchReport: Sendable, Hashable, Codable {
         /// calibrating (calibrated minus uncalibrated).
         public var medianCalibratedAccuracy: Double? = nil
         public var medianCalibrationGain: Double? = nil
+        /// With `--exact-map`: the median accuracy of the hub given the exact map; the median of each venue's
+        /// calibrated (or, without a calibration, uncalibrated) hub less it.
+        public var medianExactMapAccuracy: Double? = nil
+        public var medianHubMinusExactMap: Double? = nil
         /// The tags that stand still, pooled over the venues' still tags (weighted by their tag-hours, not a median:
         /// a venue has one to six): each method's tag-hours, accuracy and false changes per tag-hour; nil when no
         /// venue has the score.
@@ -162,6 +171,10 @@ public struct BenchReport: Sendable, Hashable, Codable {
             medianCalibratedAccuracy: median(rows.compactMap(\.calibratedHub?.accuracy)),
             medianCalibrationGain: median(
                 rows.compactMap { row in row.calibratedHub.map { $0.accuracy - row.hub.accuracy } }),
+            medianExactMapAccuracy: median(rows.compactMap(\.exactMapHub?.accuracy)),
+            medianHubMinusExactMap: median(
+                rows.compactMap { row in row.exactMapHub.map { (row.calibratedHub ?? row.hub).accuracy - $0.accuracy } }
+            ),
             hubStill: Pooled(rows.compactMap(\.hubStill)), baselineStill: Pooled(rows.compactMap(\.baselineStill)),
             oracleStill: Pooled(rows.compactMap(\.oracleStill)))
     }
@@ -303,6 +316,36 @@ extension BenchReport {
                     line([
                         (summary.family, -11), ("\(summary.venues)", 6), (percent(summary.medianAccuracy), 6),
                         (percent(summary.medianCalibratedAccuracy), 7), (points(summary.medianCalibrationGain), 6),
+                    ]))
+            }
+        }
+        if rows.contains(where: { $0.exactMapHub != nil }) {
+            let calibrated = rows.contains { $0.calibratedHub != nil }
+            let mine = calibrated ? "hub-cal" : "hub"
+            lines += [
+                "",
+                "hub given the run's exact radio map (beacon-sim radio-map), the limit of calibrating, beside the"
+                    + (calibrated ? " calibrated hub" : " hub") + " and the oracle: accuracy %; \(mine)-exact: points",
+                line([("seed", 6), ("family", -11), (mine, 7), ("exact", 6), ("oracle", 6), ("\(mine)-exact", 13)]),
+            ]
+            for row in rows {
+                let mineScore = row.calibratedHub ?? row.hub
+                lines.append(
+                    line([
+                        ("\(row.seed)", 6), (row.family, -11), (percent(mineScore.accuracy), 7),
+                        (percent(row.exactMapHub?.accuracy), 6), (percent(row.oracle?.accuracy), 6),
+                        (points(row.exactMapHub.map { mineScore.accuracy - $0.accuracy }), 13),
+                    ]))
+            }
+            lines += [
+                "", "per family: medians over venues",
+                line([("family", -11), ("venues", 6), ("exact", 6), ("\(mine)-exact", 13)]),
+            ]
+            for summary in families {
+                lines.append(
+                    line([
+                        (summary.family, -11), ("\(summary.venues)", 6), (percent(summary.medianExactMapAccuracy), 6),
+                        (points(summary.medianHubMinusExactMap), 13),
                     ]))
             }
         }

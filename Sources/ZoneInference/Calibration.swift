@@ -62,6 +62,55 @@ public struct Calibration: Sendable, Hashable, Codable {
         }
     }
 
+    /// A radio map given outright: what each gateway would show a tag of `referencePower` at 1 m (no body in the way)
+    /// over a grid of square cells, row by row from `originX`, `originY` (the grid's lower left corner, venue metres),
+    /// `columns` cells a row. The `position` method takes each gateway's level at a cell from the map's cell that holds
+    /// the cell's centre, in place of the geometry; gateways the map does not list, and cells off its grid, keep the
+    /// geometry. Route points and areas, if any, are then fitted on top of it. `beacon-sim radio-map` writes the
+    /// simulator's exact map this way: the engine given the map no calibration could better (docs/simulator.md).
+    public struct RadioMap: Sendable, Hashable, Codable {
+        public var cellMetres: Double
+        public var originX: Double
+        public var originY: Double
+        public var columns: Int
+        public var rows: Int
+        /// Per gateway: `columns` × `rows` levels, dBm, the first row the lowest (smallest y).
+        public var levels: [String: [Double]]
+
+        public init(
+            cellMetres: Double, originX: Double, originY: Double, columns: Int, rows: Int, levels: [String: [Double]]
+        ) {
+            self.cellMetres = cellMetres
+            self.originX = originX
+            self.originY = originY
+            self.columns = columns
+            self.rows = rows
+            self.levels = levels
+        }
+
+        /// What is wrong with the map's shape, if anything: a sentence naming the key and what to write.
+        public var problem: String? {
+            guard cellMetres > 0, cellMetres.isFinite else {
+                return "map.cellMetres must be a positive number of metres"
+            }
+            guard columns > 0, rows > 0 else { return "map.columns and map.rows must be at least 1" }
+            for (gateway, values) in levels.sorted(by: { $0.key < $1.key }) where values.count != columns * rows {
+                return "map.levels.\(gateway) has \(values.count) levels, but columns × rows is \(columns * rows)"
+            }
+            return nil
+        }
+
+        /// The level of `gateway` in the cell holding `point`; nil off the grid, for a gateway it does not list, or
+        /// one whose levels do not fill the grid (`problem`: the hub refuses such a file at start).
+        func level(_ gateway: String, at point: BeaconModel.Point) -> Double? {
+            guard let values = levels[gateway], values.count == columns * rows else { return nil }
+            let column = Int(((point.x - originX) / cellMetres).rounded(.down))
+            let row = Int(((point.y - originY) / cellMetres).rounded(.down))
+            guard column >= 0, column < columns, row >= 0, row < rows else { return nil }
+            return values[row * columns + column]
+        }
+    }
+
     public var site: SiteID
     /// When it was computed, unix seconds.
     public var created: Double
@@ -76,10 +125,12 @@ public struct Calibration: Sendable, Hashable, Codable {
     /// Per zone the walker was in without saying where in it (a zone tapped, a plan's stop off its route); absent in
     /// older files (whose walks' zones taught offsets only) and when every stay was at a point.
     public var areas: [Area]?
+    /// A radio map given outright (`RadioMap`); absent in every calibration a walk makes.
+    public var map: RadioMap?
 
     public init(
         site: SiteID, created: Double, referencePower: Double, gatewayOffsets: [String: Double],
-        zones: [String: [String: Profile]], points: [Point]? = nil, areas: [Area]? = nil
+        zones: [String: [String: Profile]], points: [Point]? = nil, areas: [Area]? = nil, map: RadioMap? = nil
     ) {
         self.site = site
         self.created = created
@@ -88,8 +139,10 @@ public struct Calibration: Sendable, Hashable, Codable {
         self.zones = zones
         self.points = points
         self.areas = areas
+        self.map = map
     }
 
-    /// Whether the calibration has neither route points nor areas: the `position` method then takes only its offsets.
-    var isOffsetsOnly: Bool { (points ?? []).isEmpty && (areas ?? []).isEmpty }
+    /// Whether the calibration has neither route points, areas nor a map: the `position` method then takes only its
+    /// offsets.
+    var isOffsetsOnly: Bool { (points ?? []).isEmpty && (areas ?? []).isEmpty && map == nil }
 }

@@ -96,12 +96,24 @@ struct PositionMap: Sendable {
                 level[g * count + c] = Float(value)
             }
         }
+        if let map = calibration?.map {
+            // A map given outright replaces the geometry wherever it has the gateway's level (within reach: what is
+            // out of reach stays unheard, as everywhere).
+            let power = calibration?.referencePower ?? 0
+            for (g, gateway) in venue.gateways.enumerated() {
+                for c in 0..<count where level[g * count + c] > -200 {
+                    if let given = map.level(gateway.id.rawValue, at: grid.centre(c)) {
+                        level[g * count + c] = Float(given - power)
+                    }
+                }
+            }
+        }
         let extra = settings.modelSigmaDB * settings.modelSigmaDB
         var radio = RadioSettings()
         radio.sensitivity = settings.sensitivity
         radio.bodyLossDB = settings.bodyLossDB
         noise = ReadingNoise(radio: radio, extraVariance: extra, walking: true)
-        if let calibration, !calibration.isOffsetsOnly {
+        if let calibration, !(calibration.points ?? []).isEmpty || !(calibration.areas ?? []).isEmpty {
             fits = Self.fit(
                 level: &level, grid: grid, venue: venue, walls: walls.map(\.segment), calibration: calibration,
                 bias: Double(noise.meanOffset), sensitivity: settings.sensitivity, shaded: shaded)

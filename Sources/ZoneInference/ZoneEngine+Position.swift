@@ -33,13 +33,17 @@ extension ZoneEngine {
     /// The maps of every candidate exponent over one grid, and the one to start from: nearest `pathLossExponent`.
     /// With a calibration route or areas, every map is fitted to them; with a route, the one to start from is the one
     /// that fitted best (least residual after each gateway's gain).
-    /// `learned` (the gateways' links) goes into every map, and its exponent, if any, is the one to start from.
+    /// `learned` (the gateways' links) goes into every map, and its exponent, if any, is the one to start from. A
+    /// calibration whose radio map lists every gateway gives one map.
     static func positionMaps(
         venue: Venue, settings: InferenceSettings, calibration: Calibration? = nil, learned: LearnedRadio? = nil
     ) -> (maps: [PositionMap], choice: Int) {
         let grid = FloorGrid(
             venue: venue, reach: settings.maxWalkingSpeed * settings.tickSeconds, cellSide: settings.cellMetres)
-        let exponents = settings.learnsExponent ? candidateExponents : [settings.pathLossExponent]
+        // A map given for every gateway leaves the exponent nothing to change: one map.
+        let mapped = calibration?.map.map { map in venue.gateways.allSatisfy { map.levels[$0.id.rawValue] != nil } }
+        let exponents =
+            settings.learnsExponent && mapped != true ? candidateExponents : [settings.pathLossExponent]
         let maps = exponents.map {
             PositionMap(
                 venue: venue, settings: settings, grid: grid, exponent: $0, calibration: calibration, learned: learned)

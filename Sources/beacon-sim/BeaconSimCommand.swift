@@ -14,7 +14,10 @@ struct BeaconSimCommand: AsyncParsableCommand {
         abstract: "BeaconTracker venue simulator: gateways, zones and walking tags with ground truth.",
         discussion: "Venue files: docs/venue.md. Output formats: docs/simulator.md.",
         version: BeaconTrackerVersion.current,
-        subcommands: [Run.self, CalibrationWalkCommand.self, Score.self, VenueCommand.self, BenchCommand.self]
+        subcommands: [
+            Run.self, CalibrationWalkCommand.self, RadioMapCommand.self, Score.self, VenueCommand.self,
+            BenchCommand.self,
+        ]
     )
 
     struct Run: AsyncParsableCommand {

@@ -52,6 +52,13 @@ struct BenchCommand: AsyncParsableCommand {
     )
     var phoneStroll = false
 
+    @Flag(
+        help: """
+            Also replay each venue's run with the hub given the run's exact radio map (beacon-sim radio-map): the \
+            limit of any calibration.
+            """)
+    var exactMap = false
+
     @Option(help: "Keep every venue's files in this folder (default: a temporary folder, removed).")
     var out: String?
 
@@ -192,9 +199,14 @@ struct BenchCommand: AsyncParsableCommand {
                 site: site, venueFile: Bench.Files.venue, calibrationFile: Bench.Files.calibration
             ).write(to: folder.appendingPathComponent(Bench.Files.calibratedHub), atomically: true, encoding: .utf8)
         }
+        if exactMap {
+            try Bench.hubConfiguration(
+                site: site, venueFile: Bench.Files.venue, calibrationFile: Bench.Files.exactMap
+            ).write(to: folder.appendingPathComponent(Bench.Files.exactMapHub), atomically: true, encoding: .utf8)
+        }
         for step in Bench.steps(
             seed: venue.seed, duration: duration, calibrated: calibrated, alsoCalibrated: alsoCalibrated,
-            phoneWalk: phoneWalk, phoneStroll: phoneStroll)
+            phoneWalk: phoneWalk, phoneStroll: phoneStroll, exactMap: exactMap)
         {
             if let required = step.requires,
                 !FileManager.default.fileExists(atPath: folder.appendingPathComponent(required).path)
@@ -219,10 +231,12 @@ struct BenchCommand: AsyncParsableCommand {
         let nominal = try score(Bench.Files.nominalScore)?.hub
         let unshadowed = try score(Bench.Files.unshadowedScore)?.hub
         let calibratedHub = try score(Bench.Files.calibratedScore)?.hub
+        let exactMapHub = try score(Bench.Files.exactMapScore)?.hub
         return BenchReport.Row(
             seed: venue.seed, family: venue.family.rawValue, zones: venue.zones, gateways: venue.gateways,
             hub: hub.hub, baseline: hub.baseline, oracle: oracle?.hub, nominal: nominal, calibratedHub: calibratedHub,
-            hubStill: hub.still, baselineStill: hub.baselineStill, oracleStill: oracle?.still, unshadowed: unshadowed)
+            hubStill: hub.still, baselineStill: hub.baselineStill, oracleStill: oracle?.still, unshadowed: unshadowed,
+            exactMapHub: exactMapHub)
     }
 
     /// Runs one step's program in `folder`, its output to `NAME.out` and `NAME.err` there; throws unless it exits 0.

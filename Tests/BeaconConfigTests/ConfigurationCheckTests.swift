@@ -149,6 +149,23 @@ import Testing
         #expect(report.problems.first?.message.contains("calibrates site store") == true)
     }
 
+    /// A radio map (`map:`, as `beacon-sim radio-map` writes) whose levels do not fill its grid is refused, naming the
+    /// gateway; one of a gateway the venue does not have is a warning, as any calibration of it.
+    @Test func radioMapThatDoesNotFillItsGridIsNamed() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let head = "site: museum\ncreated: 0\nreferencePower: -59\ngatewayOffsets: {}\nzones: {}\n"
+        let grid = "map: { cellMetres: 1, originX: 0, originY: 0, columns: 2, rows: 2, levels: "
+        try write("cal.yaml", head + grid + "{ gw-egypt: [-50, -51, -52] } }\n")
+        let report = try hub("calibration: cal.yaml\n")
+        #expect(report.problems.map(\.key) == ["map"])
+        #expect(report.problems.first?.message == "map.levels.gw-egypt has 3 levels, but columns × rows is 4")
+        #expect(report.problems.first?.file == path("cal.yaml"))
+        try write("cal.yaml", head + grid + "{ gw-egypt: [-50, -51, -52, -53], gw-old: [-1, -2, -3, -4] } }\n")
+        let strange = try hub("calibration: cal.yaml\n")
+        #expect(strange.passed, "\(strange.text)")
+        #expect(strange.warnings.first?.message.contains("calibrates gateways gw-old, which the venue") == true)
+    }
+
     @Test func calibrationOfOtherZonesIsAWarningOnly() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try write(

@@ -163,6 +163,55 @@ import Testing
         #expect(usual.first { $0.name == "calibrate" }?.arguments.contains("--taps") == false)
     }
 
+    /// `--exact-map`: after the rest, the run's exact map is written and the hub replayed with it over the same run.
+    @Test func exactMapStepsReplayTheRunWithTheRunsOwnMap() {
+        let steps = Bench.steps(seed: 7, duration: "2m", calibrated: false, alsoCalibrated: true, exactMap: true)
+        #expect(steps.map(\.name).suffix(3) == ["radio-map", "replay-exact", "score-exact"])
+        #expect(
+            steps.first { $0.name == "radio-map" }?.arguments == [
+                "radio-map", "venue.yaml", "--out", "calibration-exact.yaml", "--seed", "7",
+            ])
+        let replay = steps.first { $0.name == "replay-exact" }?.arguments ?? []
+        #expect(replay.prefix(3) == ["replay", "--config", "hub-exact.yaml"] && replay.last == "events-exact.jsonl")
+        #expect(steps.last?.arguments.last == "events-exact.jsonl")
+        #expect(!Bench.steps(seed: 7, duration: "2m", calibrated: false).contains { $0.name == "radio-map" })
+    }
+
+    /// The hub given the exact map beside the calibrated hub (or the uncalibrated one, without a calibration).
+    @Test func reportShowsTheHubGivenTheExactMap() throws {
+        var rows = [
+            Self.awayRow(1, "museum", hub: 0.6, baseline: 0.5, oracle: 0.95, nominal: nil, share: 0.8),
+            Self.awayRow(2, "museum", hub: 0.5, baseline: 0.5, oracle: 0.9, nominal: nil, share: 0.6),
+        ]
+        rows[0].calibratedHub = Self.score(0.8)
+        rows[1].calibratedHub = Self.score(0.7)
+        rows[0].exactMapHub = Self.score(0.9)
+        rows[1].exactMapHub = Self.score(0.72)
+        let report = BenchReport(
+            seeds: "1..2", seedSet: "", durationSeconds: 300, calibrated: false, rows: rows)
+        #expect(abs((report.families[0].medianExactMapAccuracy ?? 0) - 0.81) < 1e-12)
+        #expect(abs((report.families[0].medianHubMinusExactMap ?? 0) + 0.06) < 1e-12)
+        let lines = report.table.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let header = try #require(lines.firstIndex { $0.hasPrefix("hub given the run's exact radio map") })
+        #expect(lines[header + 1] == "  seed  family       hub-cal   exact  oracle  hub-cal-exact")
+        #expect(lines[header + 2] == "     1  museum          80.0    90.0    95.0          -10.0")
+        #expect(lines[header + 3] == "     2  museum          70.0    72.0    90.0           -2.0")
+        #expect(try JSONDecoder().decode(BenchReport.self, from: JSONEncoder().encode(report)) == report)
+        let uncalibrated = BenchReport(
+            seeds: "1..2", seedSet: "", durationSeconds: 300, calibrated: false,
+            rows: rows.map {
+                var row = $0; row.calibratedHub = nil; return row
+            })
+        #expect(abs((uncalibrated.families[0].medianHubMinusExactMap ?? 0) + 0.26) < 1e-12)
+        #expect(uncalibrated.table.contains("hub-exact"))
+        let without = BenchReport(
+            seeds: "1..2", seedSet: "", durationSeconds: 300, calibrated: false,
+            rows: rows.map {
+                var row = $0; row.exactMapHub = nil; return row
+            })
+        #expect(!without.table.contains("exact radio map") && without.families[0].medianExactMapAccuracy == nil)
+    }
+
     @Test func reportShowsTheCalibratedHubBesideTheUncalibrated() throws {
         var rows = [
             Self.awayRow(1, "museum", hub: 0.8, baseline: 0.7, oracle: 0.9, nominal: nil, share: 0.8),

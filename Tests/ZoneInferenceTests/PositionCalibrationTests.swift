@@ -269,6 +269,91 @@ import Testing
     }
 
     /// The route in a plan places each reading between its marked points; readings are pooled every two seconds.
+    /// A radio map given outright (`Calibration.map`) replaces the geometry of the gateways it lists at the cells it
+    /// covers; the rest keeps the geometry, a map whose levels do not fill its grid is not read, and a map of every
+    /// gateway leaves no exponent to choose.
+    @Test func aRadioMapGivenOutrightReplacesTheGeometryWhereItHasLevels() throws {
+        let venue = try Self.venue()
+        let grid = FloorGrid(venue: venue, reach: 1, cellSide: 0.5)
+        let plain = PositionMap(venue: venue, settings: Self.settings, grid: grid, exponent: 2.2)
+        // gw-a over room a only (1-m cells, x 0…10, y 0…8): falling 1 dB a metre east and 0.1 dB a metre north.
+        var levels: [Double] = []
+        for row in 0..<8 {
+            for column in 0..<10 { levels.append(-40 - Double(column) - 0.1 * Double(row)) }
+        }
+        let map = Calibration.RadioMap(
+            cellMetres: 1, originX: 0, originY: 0, columns: 10, rows: 8, levels: ["gw-a": levels])
+        #expect(map.problem == nil)
+        func calibration(_ map: Calibration.RadioMap) -> Calibration {
+            Calibration(
+                site: venue.site, created: 0, referencePower: -59, gatewayOffsets: [:], zones: [:], map: map)
+        }
+        let given = PositionMap(
+            venue: venue, settings: Self.settings, grid: grid, exponent: 2.2, calibration: calibration(map))
+        var counted = (mapped: 0, geometric: 0)
+        for cell in 0..<grid.count where plain.level(0, cell) > -200 {
+            let centre = grid.centre(cell)
+            if centre.x > 0, centre.x < 10, centre.y > 0, centre.y < 8 {
+                // For a 0 dBm tag, as the engine keeps its levels: the map's, less its reference power.
+                let expected = -40 - centre.x.rounded(.down) - 0.1 * centre.y.rounded(.down) + 59
+                #expect(abs(Double(given.level(0, cell)) - expected) < 0.06, "cell at \(centre.x), \(centre.y)")
+                counted.mapped += 1
+            } else {
+                #expect(given.level(0, cell) == plain.level(0, cell))
+                counted.geometric += 1
+            }
+            #expect(given.level(1, cell) == plain.level(1, cell))
+        }
+        #expect(counted.mapped == 320 && counted.geometric > 300, "\(counted)")
+        // Levels that do not fill the grid: named, and never read (the hub refuses the file at start).
+        var short = map
+        short.levels["gw-a"]?.removeLast()
+        #expect(short.problem == "map.levels.gw-a has 79 levels, but columns × rows is 80")
+        let unread = PositionMap(
+            venue: venue, settings: Self.settings, grid: grid, exponent: 2.2, calibration: calibration(short))
+        #expect((0..<grid.count).allSatisfy { unread.level(0, $0) == plain.level(0, $0) })
+        // The exponent: chosen among the candidates while a gateway keeps the geometry, not once all are mapped.
+        var learning = Self.settings
+        learning.learnsExponent = true
+        let some = ZoneEngine.positionMaps(venue: venue, settings: learning, calibration: calibration(map))
+        #expect(some.maps.count == ZoneEngine.candidateExponents.count)
+        var whole = map
+        whole.levels["gw-b"] = levels
+        #expect(
+            ZoneEngine.positionMaps(venue: venue, settings: learning, calibration: calibration(whole)).maps.count == 1)
+    }
+
+    /// `beacon-sim radio-map`'s file is the simulator's own radio: read back as hub.yaml reads it, the engine's map
+    /// holds the simulated mean level (shadowing, gains, walls) at each of its cells, not the geometry's.
+    @Test func theExactRadioMapOfARunIsTheSimulatorsRadio() throws {
+        let venue = try Self.venue()
+        let written = ExactRadioMap.calibration(venue: venue, seed: 7, cellMetres: 0.5, created: 0)
+        let read = try ConfigLoader.decode(
+            Calibration.self, from: ExactRadioMap.yaml(written, seed: 7), file: "exact.yaml")
+        #expect(read.map?.problem == nil && read.map?.levels.keys.sorted() == ["gw-a", "gw-b"])
+        #expect(read.referencePower == -59 && read.site == venue.site)
+        var rng = SeededGenerator(seed: 7)
+        var stream = rng.split()
+        let radio = RadioModel(venue: venue, using: &stream)
+        let settings = Self.settings
+        let grid = FloorGrid(
+            venue: venue, reach: settings.maxWalkingSpeed * settings.tickSeconds, cellSide: settings.cellMetres)
+        let plain = PositionMap(venue: venue, settings: settings, grid: grid, exponent: 2.2)
+        let given = PositionMap(venue: venue, settings: settings, grid: grid, exponent: 2.2, calibration: read)
+        var largest = (error: 0.0, change: 0.0)
+        for (g, gateway) in venue.gateways.enumerated() {
+            for cell in 0..<grid.count where given.level(g, cell) > -200 {
+                let truth = try #require(
+                    radio.meanRSSI(tagP0: 0, at: grid.centre(cell), gateway: gateway.id, bodyFactor: 0))
+                largest.error = max(largest.error, abs(Double(given.level(g, cell)) - truth))
+                largest.change = max(largest.change, abs(Double(given.level(g, cell) - plain.level(g, cell))))
+            }
+        }
+        // 0.05 dB from the file's rounding, 0.05 from the engine's steps.
+        #expect(largest.error <= 0.1, "\(largest)")
+        #expect(largest.change > 3, "the map should differ from the geometry by the run's radio: \(largest)")
+    }
+
     @Test func aRouteBecomesPointsWhereTheTagWas() throws {
         var calibrator = try Self.rowRoute()
         #expect(calibrator.place(at: 105).map { [$0.x, $0.y] } == [7, 4])

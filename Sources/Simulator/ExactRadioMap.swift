@@ -1,0 +1,53 @@
+import BeaconModel
+import Foundation
+import ZoneInference
+
+/// `beacon-sim radio-map`: the exact radio map of a run — what each gateway's mean level is at every cell of the floor
+/// for the calibration tag (`CalibrationWalk.txPower` at 1 m, no body in the way), with the run's shadowing, gateway
+/// gains, antennas and walls — as a calibration file holding only that map (`Calibration.RadioMap`). The hub given it
+/// is the engine with the map no calibration can better: the limit of calibrating, where the oracle is the limit of
+/// the engine too. The tags' own powers stay unknown to it, as to every hub.
+public enum ExactRadioMap {
+    /// The map of `beacon-sim run`'s radio with the same `seed` over cells of `cellMetres`: the hub's own grid at the
+    /// hub's default cell size, so each of its cells reads the level at its own centre.
+    public static func calibration(venue: Venue, seed: UInt64, cellMetres: Double, created: Double) -> Calibration {
+        // The radio is the first stream split off the seed, exactly as in VenueSimulation.
+        var rng = SeededGenerator(seed: seed)
+        var radioStream = rng.split()
+        let radio = RadioModel(venue: venue, using: &radioStream)
+        let grid = FloorGrid(venue: venue, reach: 0, cellSide: cellMetres)
+        var levels: [String: [Double]] = [:]
+        for gateway in venue.gateways {
+            levels[gateway.id.rawValue] = (0..<grid.count).map { cell in
+                let level = radio.meanRSSI(
+                    tagP0: Double(CalibrationWalk.txPower), at: grid.centre(cell), gateway: gateway.id, bodyFactor: 0)
+                return ((level ?? -200) * 10).rounded() / 10
+            }
+        }
+        let map = Calibration.RadioMap(
+            cellMetres: grid.cellSize, originX: grid.origin.x, originY: grid.origin.y, columns: grid.columns,
+            rows: grid.rows, levels: levels)
+        return Calibration(
+            site: venue.site, created: created, referencePower: Double(CalibrationWalk.txPower), gatewayOffsets: [:],
+            zones: [:], map: map)
+    }
+
+    /// The calibration as the YAML file hub.yaml's `calibration` reads: one line per gateway's levels.
+    public static func yaml(_ calibration: Calibration, seed: UInt64) -> String {
+        guard let map = calibration.map else { return "" }
+        func number(_ value: Double) -> String {
+            value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+        }
+        var lines = [
+            "# beacon-sim radio-map --seed \(seed): the exact radio map of the run with this seed (docs/simulator.md).",
+            "site: \(calibration.site.rawValue)", "created: \(number(calibration.created))",
+            "referencePower: \(number(calibration.referencePower))", "gatewayOffsets: {}", "zones: {}", "map:",
+            "  cellMetres: \(map.cellMetres)", "  originX: \(map.originX)", "  originY: \(map.originY)",
+            "  columns: \(map.columns)", "  rows: \(map.rows)", "  levels:",
+        ]
+        for (gateway, values) in map.levels.sorted(by: { $0.key < $1.key }) {
+            lines.append("    \"\(gateway)\": [\(values.map(number).joined(separator: ", "))]")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import BeaconConfig
+import BeaconModel
+import Foundation
+import Simulator
+
+struct RadioMapCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "radio-map",
+        abstract: "Write the exact radio map of a run as a calibration file: the hub given the map no walk can better.",
+        discussion: """
+            Every gateway's mean level at every cell (shadowing, gains, antennas, walls: all the run's radio but the \
+            tags' own powers), for the seed's run. hub.yaml's calibration: takes the file. docs/simulator.md.
+            """)
+
+    @Argument(help: "The venue file (config/venues/*.yaml).")
+    var venue: String
+
+    @Option(help: "Where to write the calibration file (YAML).")
+    var out: String
+
+    @Option(help: "Random seed: the radio of `beacon-sim run` with the same seed.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Side of the map's cells, metres: the hub's own grid at its default (cellMetres 0.5).")
+    var cellMetres: Double = 0.5
+
+    func validate() throws {
+        guard cellMetres >= 0.1, cellMetres <= 5 else {
+            throw ValidationError("--cell-metres \(cellMetres): give 0.1 to 5 metres (the hub's cells are 0.5)")
+        }
+    }
+
+    func run() throws {
+        let loaded: Venue
+        do {
+            loaded = try VenueLoader.load(from: venue)
+        } catch {
+            print("error: \(error)")
+            throw ExitCode(78)
+        }
+        let calibration = ExactRadioMap.calibration(
+            venue: loaded, seed: seed, cellMetres: cellMetres, created: Date().timeIntervalSince1970.rounded(.down))
+        do {
+            try ExactRadioMap.yaml(calibration, seed: seed).write(toFile: out, atomically: true, encoding: .utf8)
+        } catch {
+            print("error: cannot write \(out) (\(error.localizedDescription)): check the folder exists and is writable")
+            throw ExitCode(73)
+        }
+        let map = calibration.map
+        print(
+            "beacon-sim: exact radio map of \(loaded.site), seed \(seed): \(loaded.gateways.count) gateways over"
+                + " \(map?.columns ?? 0) × \(map?.rows ?? 0) cells of \(cellMetres) m → \(out)")
+    }
+}
