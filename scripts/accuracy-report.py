@@ -686,6 +686,12 @@ def phone_section(paths, command=None, title="the test set"):
     seeds = [r["seed"] for r in rows]
     # The oracle that knows all but the shadowing field (benches since 2026-11-27 write it): a reference for walks.
     shade = all(r.get("unshadowed") for r in rows)
+    # The hub given each run's exact radio map (`--exact-map`, benches since 2026-11-28), the limit of calibrating:
+    # the same runs in every walk's bench, so taken from whichever bench wrote it.
+    exact = {}
+    for _, _, walk_rows in walks:
+        exact.update({r["seed"]: acc(r["exactMapHub"]) for r in walk_rows if r.get("exactMapHub")})
+    exact = exact if all(r["seed"] in exact for r in rows) else {}
 
     def mean(values):
         values = [v for v in values if v is not None]
@@ -703,9 +709,9 @@ def phone_section(paths, command=None, title="the test set"):
            "Command: scripts/accuracy.sh (`--phone-venues`, `--phone-seconds`)."),
         "",
         "| family | venues | hub, uncalibrated | " + " | ".join(f"hub, {label}" for label, _, _ in walks)
-        + (" | oracle without shadowing" if shade else "")
+        + (" | oracle without shadowing" if shade else "") + (" | hub, exact map" if exact else "")
         + " | oracle | " + " | ".join(f"{label} − oracle (points)" for label, _, _ in walks) + " |",
-        "|---|---|---|" + "---|" * (2 * len(walks) + 1 + shade),
+        "|---|---|---|" + "---|" * (2 * len(walks) + 1 + shade + bool(exact)),
     ]
     for family, chosen in by_family(rows):
         name = f"**{family}**" if family == "all" else family
@@ -719,6 +725,7 @@ def phone_section(paths, command=None, title="the test set"):
         lines.append(
             f"| {name} | {len(chosen)} | {pct(median(acc(r['hub']) for r in chosen))} | " + " | ".join(cells)
             + (f" | {pct(median(acc(r.get('unshadowed')) for r in chosen))}" if shade else "")
+            + (f" | {pct(median(exact[r['seed']] for r in chosen))}" if exact else "")
             + f" | {pct(median(acc(r.get('oracle')) for r in chosen))} | " + " | ".join(gaps) + " |")
     hub = [acc(r["hub"]) for r in rows]
     oracle = [acc(r.get("oracle")) for r in rows]
@@ -734,8 +741,11 @@ def phone_section(paths, command=None, title="the test set"):
         references = [(f"a phone walk of ≤ 60 s a zone ({label}): within 2 points of the oracle", "oracle")]
         if shade:
             references.append((f"the same ({label}) against the oracle without shadowing", "unshadowed"))
+        if exact:
+            references.append((f"the same ({label}) against the same engine given the exact map", "exact"))
         for target, reference in references:
-            gap = median(diff(phone.get(r["seed"]), acc(r.get(reference))) for r in rows)
+            gap = median(diff(phone.get(r["seed"]), exact.get(r["seed"]) if reference == "exact"
+                              else acc(r.get(reference))) for r in rows)
             targets.append(target_row(
                 f"{target} (median of venues' differences)", f"{pts(gap)} points", gap is not None and gap >= -0.02,
                 f"{(-gap - 0.02) * 100:.1f} points short" if gap is not None else "no figure"))
@@ -755,6 +765,23 @@ def phone_section(paths, command=None, title="the test set"):
                       f"{label} {pts(median(diff(acc(r.get('calibratedHub')), unshadowed.get(r['seed'])) for r in walk_rows))}"
                       for label, _, walk_rows in walks)
                   + " points."]
+    if exact:
+        oracle_of = {r["seed"]: acc(r.get("oracle")) for r in rows}
+        engine_gap = median(diff(exact[seed], oracle_of[seed]) for seed in exact)
+
+        def walk_gap(walk_rows):
+            return median(diff(acc(r.get("calibratedHub")), exact.get(r["seed"])) for r in walk_rows)
+        lines += ["", "**The engine's own limit.** The same runs replayed once more with the hub given each run's exact"
+                  " radio map (`beacon-sim radio-map`, `beacon-sim bench --exact-map`): every gateway's mean level at"
+                  " every cell, shadowing, gains, antennas and walls included, as a calibration file's `map`. No walk"
+                  " can teach the engine more than that, so it is the limit of calibrating; the tags' own powers stay"
+                  " unknown to it, as to every hub. Median of venues: the hub given the exact map"
+                  f" {pct(median(exact.values()))}; its difference to the oracle"
+                  f" {pts(engine_gap)} points (what the engine loses with a"
+                  " perfect map: its filter's approximations and the tags' powers); "
+                  + "; ".join(
+                      f"{label} − exact map {pts(walk_gap(walk_rows))}" for label, _, walk_rows in walks)
+                  + " points (what the walk leaves of the map unlearned)."]
     return "\n".join(lines + targets + [""])
 
 
