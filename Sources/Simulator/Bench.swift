@@ -191,30 +191,28 @@ public enum Bench {
                 name: Files.unshadowedScore, program: .sim, arguments: score + [Files.unshadowed],
                 requires: Files.unshadowed),
         ]
-        if alsoCalibrated && !calibrated {
-            steps += [
+        // The same run replayed once more with another hub.yaml, and its events scored (no baseline: the first score
+        // has it).
+        func replayed(_ name: String, config: String, events: String, scored: String) -> [Step] {
+            [
                 Step(
-                    name: "replay-calibrated", program: .hub,
-                    arguments: [
-                        "replay", "--config", Files.calibratedHub, "run/sightings.jsonl", "--events",
-                        Files.calibratedEvents,
-                    ]),
-                Step(name: Files.calibratedScore, program: .sim, arguments: score + [Files.calibratedEvents]),
+                    name: name, program: .hub,
+                    arguments: ["replay", "--config", config, "run/sightings.jsonl", "--events", events]),
+                Step(name: scored, program: .sim, arguments: score + [events]),
             ]
         }
+        if alsoCalibrated && !calibrated {
+            steps += replayed(
+                "replay-calibrated", config: Files.calibratedHub, events: Files.calibratedEvents,
+                scored: Files.calibratedScore)
+        }
         if exactMap {
-            steps += [
+            steps.append(
                 Step(
                     name: "radio-map", program: .sim,
-                    arguments: ["radio-map", Files.venue, "--out", Files.exactMap, "--seed", "\(seed)"]),
-                Step(
-                    name: "replay-exact", program: .hub,
-                    arguments: [
-                        "replay", "--config", Files.exactMapHub, "run/sightings.jsonl", "--events",
-                        Files.exactMapEvents,
-                    ]),
-                Step(name: Files.exactMapScore, program: .sim, arguments: score + [Files.exactMapEvents]),
-            ]
+                    arguments: ["radio-map", Files.venue, "--out", Files.exactMap, "--seed", "\(seed)"]))
+            steps += replayed(
+                "replay-exact", config: Files.exactMapHub, events: Files.exactMapEvents, scored: Files.exactMapScore)
         }
         return steps
     }

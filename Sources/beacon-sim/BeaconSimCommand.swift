@@ -91,13 +91,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
 
         func run() async throws {
             let seconds = duration.flatMap(SimulatedDuration.parse)
-            let loaded: Venue
-            do {
-                loaded = try VenueLoader.load(from: venue)
-            } catch {
-                print("error: \(error)")
-                throw ExitCode(78)
-            }
+            let loaded = try loadVenueFile(venue)
             if let mqtt {
                 try await runLive(loaded, broker: mqtt, duration: seconds)
                 return
@@ -200,13 +194,7 @@ struct Score: ParsableCommand {
     }
 
     func run() throws {
-        let loaded: Venue
-        do {
-            loaded = try VenueLoader.load(from: venue)
-        } catch {
-            print("error: \(error)")
-            throw ExitCode(78)
-        }
+        let loaded = try loadVenueFile(venue)
         let report: ScoreTool.Report
         do {
             report = try ScoreTool.run(
@@ -252,16 +240,21 @@ struct CalibrationWalkCommand: ParsableCommand {
     var stroll = false
 
     func run() throws {
-        let loaded: Venue
-        do {
-            loaded = try VenueLoader.load(from: venue)
-        } catch {
-            print("error: \(error)")
-            throw ExitCode(78)
-        }
+        let loaded = try loadVenueFile(venue)
         let summary = try CalibrationWalk.writeFiles(
             venue: loaded, seed: seed, start: start ?? Date().timeIntervalSince1970.rounded(.down), dwell: dwell,
             strolling: stroll, directory: out)
         print("beacon-sim: calibration walk of \(summary.stops) zones, \(summary.sightings) sightings → \(out)")
+    }
+}
+
+/// The venue file at `path`; an error in it is printed and the command exits 78 (configuration), as every subcommand
+/// that reads one reports it.
+func loadVenueFile(_ path: String) throws -> Venue {
+    do {
+        return try VenueLoader.load(from: path)
+    } catch {
+        print("error: \(error)")
+        throw ExitCode(78)
     }
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import BeaconConfig
 import BeaconModel
 import Foundation
 import Simulator
@@ -32,13 +31,7 @@ struct RadioMapCommand: ParsableCommand {
     }
 
     func run() throws {
-        let loaded: Venue
-        do {
-            loaded = try VenueLoader.load(from: venue)
-        } catch {
-            print("error: \(error)")
-            throw ExitCode(78)
-        }
+        let loaded = try loadVenueFile(venue)
         let calibration = ExactRadioMap.calibration(
             venue: loaded, seed: seed, cellMetres: cellMetres, created: Date().timeIntervalSince1970.rounded(.down))
         do {
