@@ -785,6 +785,14 @@ def phone_section(paths, command=None, title="the test set"):
     return "\n".join(lines + targets + [""])
 
 
+def command_line(command):
+    """The command that wrote the page, as it was typed; a default run says so."""
+    command = " ".join(command.split()) or "scripts/accuracy.sh"
+    if command == "scripts/accuracy.sh":
+        return f"{command}   # every default: the whole test set, the hand-made venues, the flat, the links, the walks"
+    return command
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: scripts/accuracy-report.py DIR > docs/accuracy.md")
@@ -805,7 +813,7 @@ def main():
         " produced by one command:",
         "",
         "```sh",
-        f"scripts/accuracy.sh        # {meta.get('command', '')}",
+        command_line(meta.get("command", "")),
         "```",
         "",
         f"This page: commit {meta.get('commit', '?')}, {meta.get('date', '?')}, {minutes:.1f} minutes on"
