@@ -142,7 +142,10 @@ public struct Calibration: Sendable, Hashable, Codable {
         self.map = map
     }
 
+    /// Whether the calibration has route points or areas: readings taken where the walk was, fitted onto the map.
+    var hasWalk: Bool { !(points ?? []).isEmpty || !(areas ?? []).isEmpty }
+
     /// Whether the calibration has neither route points, areas nor a map: the `position` method then takes only its
     /// offsets.
-    var isOffsetsOnly: Bool { (points ?? []).isEmpty && (areas ?? []).isEmpty && map == nil }
+    var isOffsetsOnly: Bool { !hasWalk && map == nil }
 }

@@ -19,8 +19,9 @@ struct HeardMean: Sendable {
     static let highest = 40.0
     static let step = 0.25
 
-    /// Per margin, the mean offset of the heard readings from the level, dB.
+    /// Per margin, the mean offset of the heard readings from the level, dB, and the share of readings heard.
     let offsets: [Double]
+    let shares: [Double]
 
     init(walking: Bool) {
         var radio = RadioSettings()
@@ -31,6 +32,14 @@ struct HeardMean: Sendable {
             max((exp(Double($0)) - ReadingNoise.outlierFloor) / (1 - ReadingNoise.outlier), 0)
         }
         let count = Int(((Self.highest - Self.lowest) / Self.step).rounded()) + 1
+        let all = probability.reduce(0, +)
+        shares = (0..<count).map { k in
+            let margin = Self.lowest + Double(k) * Self.step
+            let heard = probability.enumerated().reduce(0.0) { sum, entry in
+                ReadingNoise.lower + Double(entry.offset) * ReadingNoise.step >= -margin ? sum + entry.element : sum
+            }
+            return all > 0 ? heard / all : 0
+        }
         offsets = (0..<count).map { k in
             let margin = Self.lowest + Double(k) * Self.step
             var total = 0.0
@@ -51,6 +60,15 @@ struct HeardMean: Sendable {
         let row = min(Int(position.rounded(.down)), offsets.count - 2)
         let fraction = position - Double(row)
         return offsets[row] * (1 - fraction) + offsets[row + 1] * fraction
+    }
+
+    /// The share of readings heard at `margin` dB over sensitivity (linear between table rows; none below the table).
+    func share(margin: Double) -> Double {
+        guard margin > Self.lowest else { return 0 }
+        let position = (min(margin, Self.highest) - Self.lowest) / Self.step
+        let row = min(Int(position.rounded(.down)), shares.count - 2)
+        let fraction = position - Double(row)
+        return shares[row] * (1 - fraction) + shares[row + 1] * fraction
     }
 
     /// For readings heard with mean `heardMean` (dBm) by a gateway of `sensitivity`: how much that mean is above the

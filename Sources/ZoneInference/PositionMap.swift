@@ -113,7 +113,7 @@ struct PositionMap: Sendable {
         radio.sensitivity = settings.sensitivity
         radio.bodyLossDB = settings.bodyLossDB
         noise = ReadingNoise(radio: radio, extraVariance: extra, walking: true)
-        if let calibration, !(calibration.points ?? []).isEmpty || !(calibration.areas ?? []).isEmpty {
+        if let calibration, calibration.hasWalk {
             fits = Self.fit(
                 level: &level, grid: grid, venue: venue, walls: walls.map(\.segment), calibration: calibration,
                 bias: Double(noise.meanOffset), sensitivity: settings.sensitivity, shaded: shaded)
