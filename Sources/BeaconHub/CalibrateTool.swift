@@ -92,7 +92,9 @@ public enum CalibrateTool {
                     + "after the fit (each point left out); a gateway facing one way, its antenna's fitted "
                     + "front-to-back ratio")
             for row in fit.gateways {
-                let zones: String = row.areas == 0 ? "" : ", \(row.areas) zones"
+                let zones: String =
+                    (row.areas == 0 ? "" : ", \(row.areas) zones")
+                    + (row.lowered == 0 ? "" : ", \(row.lowered) unheard (lowered)")
                 lines.append(
                     "    \(row.gateway): \(row.points) points" + zones + ", gain "
                         + String(

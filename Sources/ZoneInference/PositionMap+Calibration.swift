@@ -9,10 +9,12 @@ import BeaconModel
 extension PositionMap {
     /// How the fit went for one gateway.
     struct GatewayFit: Sendable, Hashable {
-        /// Points that taught it, areas (zones walked about) whose levels it was corrected over, and the gain fitted
-        /// to the points: how much louder (+) than the geometric model it reads, dB.
+        /// Points that taught it, areas (zones walked about) whose levels it was corrected over, areas where it went
+        /// unheard and was lowered (`unheardReadings`), and the gain fitted to the points: how much louder (+) than
+        /// the geometric model it reads, dB.
         var points: Int
         var areas = 0
+        var lowered = 0
         var gain: Double
         /// Root-mean-square residual of those points against the geometric model, after the gain alone, and after the
         /// whole fit with each point left out of its own correction (what it says of places the walk did not reach).
@@ -109,6 +111,8 @@ extension PositionMap {
         var weight: Double
         var cells: [Int]? = nil
         var averageShade: Double? = nil
+        /// An area where the gateway went unheard: its residual lowers the zone to a bound, not to a measured mean.
+        var unheard = false
 
         /// How much of `gateway`'s front-to-back ratio shades the sample (`PositionMap.behind`).
         func shade(of gateway: Venue.Gateway) -> Double {
@@ -132,6 +136,7 @@ extension PositionMap {
             guard !cells.isEmpty else { continue }
             let residual: Double
             let windows: Double
+            var unheard = false
             if let profile = area.levels[gateway.id.rawValue], profile.samples >= 2 {
                 guard profile.mean >= sensitivity else { continue }
                 let expected = cells.reduce(0.0) { $0 + Double(level[g * grid.count + $1]) } / Double(cells.count)
@@ -150,6 +155,7 @@ extension PositionMap {
                 // offset far above sensitivity, less the bias every residual is taken against.
                 residual = max(lowered + heardMean.offsets[heardMean.offsets.count - 1] - bias, -20)
                 windows = area.seconds / Calibrator.pointSeconds
+                unheard = true
             }
             let shade =
                 cells.reduce(0.0) { sum, cell in
@@ -161,7 +167,7 @@ extension PositionMap {
             samples.append(
                 FitSample(
                     x: place.x, y: place.y, residual: residual, weight: areaWeight * max(windows, 0.5), cells: cells,
-                    averageShade: shade))
+                    averageShade: shade, unheard: unheard))
         }
         return samples
     }
@@ -314,7 +320,8 @@ extension PositionMap {
             func rms(_ sum: Double) -> Double { total > 0 ? (sum / total).squareRoot() : 0 }
             fits.append(
                 GatewayFit(
-                    points: samples.count { $0.cells == nil }, areas: samples.count { $0.cells != nil }, gain: gain,
+                    points: samples.count { $0.cells == nil }, areas: samples.count { $0.cells != nil && !$0.unheard },
+                    lowered: samples.count(where: \.unheard), gain: gain,
                     geometricRMS: rms(squares.geometric),
                     gainRMS: rms(squares.gain), fittedRMS: rms(squares.fitted),
                     frontToBack: gateway.antenna == nil ? nil : shaded[g] + ratio))
@@ -340,10 +347,12 @@ extension PositionMap {
 public struct RadioMapFit: Sendable {
     public struct Gateway: Sendable, Hashable {
         public var gateway: GatewayID
-        /// Route points and areas that taught it; its gain over the geometric model, dB; their RMS residual against
-        /// the geometry, after the gain, and after the whole fit with each left out of its own correction, dB.
+        /// Route points and areas that taught it; areas where it went unheard, its level lowered there; its gain
+        /// over the geometric model, dB; their RMS residual against the geometry, after the gain, and after the whole
+        /// fit with each left out of its own correction, dB (the lowered areas counted in).
         public var points: Int
         public var areas: Int
+        public var lowered: Int
         public var gain: Double
         public var geometricRMS: Double
         public var gainRMS: Double
@@ -365,7 +374,7 @@ public struct RadioMapFit: Sendable {
         exponent = maps[choice].exponent
         gateways = zip(venue.gateways, maps[choice].fits).map { gateway, fit in
             Gateway(
-                gateway: gateway.id, points: fit.points, areas: fit.areas, gain: fit.gain,
+                gateway: gateway.id, points: fit.points, areas: fit.areas, lowered: fit.lowered, gain: fit.gain,
                 geometricRMS: fit.geometricRMS,
                 gainRMS: fit.gainRMS, fittedRMS: fit.fittedRMS, frontToBack: fit.frontToBack)
         }
