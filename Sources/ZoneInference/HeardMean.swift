@@ -33,14 +33,8 @@ struct HeardMean: Sendable {
         }
         let count = Int(((Self.highest - Self.lowest) / Self.step).rounded()) + 1
         let all = probability.reduce(0, +)
-        shares = (0..<count).map { k in
-            let margin = Self.lowest + Double(k) * Self.step
-            let heard = probability.enumerated().reduce(0.0) { sum, entry in
-                ReadingNoise.lower + Double(entry.offset) * ReadingNoise.step >= -margin ? sum + entry.element : sum
-            }
-            return all > 0 ? heard / all : 0
-        }
-        offsets = (0..<count).map { k in
+        // Per margin, the readings heard: their mass (the share, against all) and their mean offset.
+        let rows = (0..<count).map { k in
             let margin = Self.lowest + Double(k) * Self.step
             var total = 0.0
             var weighted = 0.0
@@ -50,8 +44,10 @@ struct HeardMean: Sendable {
                 total += p
                 weighted += p * offset
             }
-            return total > 0 ? weighted / total : -margin
+            return (share: all > 0 ? total / all : 0, offset: total > 0 ? weighted / total : -margin)
         }
+        shares = rows.map(\.share)
+        offsets = rows.map(\.offset)
     }
 
     /// The heard readings' mean offset from the level at `margin` dB over sensitivity (linear between table rows).
