@@ -3,7 +3,8 @@
 # without running the venues again. Takes the folder of `beacon-sim bench --also-calibrated [--phone-walk S] --out DIR`
 # (each venue keeps its walk, its run and its scores there). Per venue, BIN-DIR's beacon-hub calibrates again from
 # the walk as the bench did (`beacon-hub calibrate`; --taps as the bench's walk was: points for a standing phone walk,
-# the default; zones for a strolling one, --phone-stroll; none for the strolling calibration walk, no --phone-walk),
+# the default; zones for a strolling one, --phone-stroll; route for a strolling one tapped where the walker was every
+# 5 s, --phone-stroll-points; none for the strolling calibration walk, no --phone-walk, taken as a plan),
 # replays the run with that calibration, and beacon-sim scores it. Prints one JSON line per venue (seed; accuracy
 # uncalibrated, calibrated by the bench, calibrated again; and `check`, the walk's own expected accuracy before →
 # after from calibrate's report, whole percents, to see how well it foretells the run) and a summary: means and
@@ -11,9 +12,10 @@
 # Extra hub.yaml `inference:` settings for the replays can be given as KEY=VALUE (e.g. learnsExponent=false).
 # Nothing is written into BENCH-DIR: the replays go to a temporary folder, removed.
 #
-#   scripts/calibration-replay.sh BIN-DIR BENCH-DIR [--taps points|zones|none] [--jobs 2] [KEY=VALUE...]
+#   scripts/calibration-replay.sh BIN-DIR BENCH-DIR [--taps points|zones|route|none] [--jobs 2] [KEY=VALUE...]
 set -euo pipefail
-usage="usage: scripts/calibration-replay.sh BIN-DIR BENCH-DIR [--taps points|zones|none] [--jobs 2] [KEY=VALUE...]"
+usage="usage: scripts/calibration-replay.sh BIN-DIR BENCH-DIR [--taps points|zones|route|none] [--jobs 2]"
+usage+=" [KEY=VALUE...]"
 [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
 for folder in "$1" "$2"; do
     [ -d "$folder" ] || { echo "calibration-replay: $folder is not a folder ($usage)" >&2; exit 2; }
@@ -33,8 +35,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $taps in
-    points | zones | none) ;;
-    *) echo "calibration-replay: --taps is points, zones or none, not $taps" >&2; exit 2 ;;
+    points | zones | route | none) ;;
+    *) echo "calibration-replay: --taps is points, zones, route or none, not $taps" >&2; exit 2 ;;
 esac
 for program in beacon-hub beacon-sim; do
     if [ ! -x "$bin/$program" ]; then

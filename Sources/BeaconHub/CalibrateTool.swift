@@ -43,6 +43,9 @@ public enum CalibrateTool {
         case points
         /// Each stop's whole zone (a walker who strolls round it).
         case zones
+        /// A point at each of the route's places within each stop (a walker who strolls round the zone and taps where
+        /// they are as they go).
+        case route
     }
 
     /// `taps`: the plan's stops are a phone walk's taps and go the calibration page's way (`CalibrationSession`): each
@@ -137,6 +140,17 @@ public enum CalibrateTool {
             seconds: CalibrationSession.secondsRange
                 .upperBound)
         for stop in stops {
+            if taps == .route {
+                let places = plan.route.filter {
+                    $0.t >= stop.from && $0.t < stop.to && venue.zone(at: Point($0.x, $0.y))?.id == stop.zone
+                }
+                if !places.isEmpty {
+                    for place in places {
+                        try session.mark(zone: nil, x: place.x, y: place.y, at: place.t, until: stop.to, venue: venue)
+                    }
+                    continue
+                }
+            }
             let place = plan.route.min { abs($0.t - stop.from) < abs($1.t - stop.from) }
             if taps == .points, let place, venue.zone(at: Point(place.x, place.y))?.id == stop.zone {
                 try session.mark(zone: nil, x: place.x, y: place.y, at: stop.from, until: stop.to, venue: venue)

@@ -138,16 +138,25 @@ public struct CalibrationSession: Sendable {
         return last
     }
 
-    /// The walk so far as the plan file gives it: a stop per stay in a zone, and per stay at a point a pause on the
-    /// route (the point at the stay's start and end). Between two point stays the walker went straight, unless a zone
-    /// stay came between (`gap`) or more than `Calibrator.routeGapSeconds` passed.
+    /// The walk so far as the plan file gives it: a stop per stay in a zone (stays in the same zone one after another
+    /// make one stop), and per stay at a point a pause on the route (the point at the stay's start and end). Between
+    /// two point stays the walker went straight, unless a zone stay came between (`gap`) or more than
+    /// `Calibrator.routeGapSeconds` passed.
     public func plan(at now: Double) -> (stops: [Calibrator.Stop], route: [Calibrator.RoutePoint]) {
         if let given { return given }
         var stops: [Calibrator.Stop] = []
         var route: [Calibrator.RoutePoint] = []
         for (index, mark) in marks.enumerated() where mark.t < now {
             let end = min(mark.until, now)
-            if let zone = mark.zone { stops.append(Calibrator.Stop(zone: zone, from: mark.t, to: end)) }
+            if let zone = mark.zone {
+                // Taps one after another in the same zone are one stay there (a walker tapping where they are as
+                // they go round it): one stop, settling only at its ends.
+                if let last = stops.last, last.zone == zone, last.to == mark.t {
+                    stops[stops.count - 1].to = end
+                } else {
+                    stops.append(Calibrator.Stop(zone: zone, from: mark.t, to: end))
+                }
+            }
             if let x = mark.x, let y = mark.y {
                 let next = marks.dropFirst(index + 1).first
                 route.append(Calibrator.RoutePoint(t: mark.t, x: x, y: y))

@@ -138,14 +138,15 @@ public enum Bench {
     /// and `Files.calibratedScore`.
     ///
     /// `phoneWalk` (seconds a zone): the calibration is a phone walk instead, one tap a zone — standing and turning,
-    /// a point tapped, or with `phoneStroll` strolling round the zone, the zone tapped (`beacon-sim calibration-walk
-    /// --dwell [--stroll]`, `beacon-hub calibrate --taps points|zones`).
+    /// a point tapped, or with `phoneStroll` strolling round the zone, the zone tapped — or with `strollPoints` too,
+    /// where they are tapped every few seconds as they go (`beacon-sim calibration-walk --dwell [--stroll]`,
+    /// `beacon-hub calibrate --taps points|zones|route`).
     ///
     /// `exactMap`: the hub is also replayed over the same run given the run's exact radio map (`beacon-sim radio-map`
     /// into `Files.exactMap`, replayed with `Files.exactMapHub`), the limit of any calibration of this engine.
     public static func steps(
         seed: UInt64, duration: String, calibrated: Bool, alsoCalibrated: Bool = false, phoneWalk: Double? = nil,
-        phoneStroll: Bool = false, exactMap: Bool = false
+        phoneStroll: Bool = false, strollPoints: Bool = false, exactMap: Bool = false
     ) -> [Step] {
         let score = [
             "score", "--venue", Files.venue, "--truth", "run/truth.jsonl", "--near-boundary", Files.nearBoundary,
@@ -172,7 +173,9 @@ public enum Bench {
                     arguments: [
                         "calibrate", "--config", Files.hub, "walk/sightings.jsonl", "--plan", "walk/plan.yaml", "--out",
                         Files.calibration,
-                    ] + (phoneWalk == nil ? [] : ["--taps", phoneStroll ? "zones" : "points"])),
+                    ]
+                        + (phoneWalk == nil
+                            ? [] : ["--taps", phoneStroll ? (strollPoints ? "route" : "zones") : "points"])),
             ]
         }
         steps += [

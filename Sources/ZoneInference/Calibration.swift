@@ -46,8 +46,9 @@ public struct Calibration: Sendable, Hashable, Codable {
     }
 
     /// What the gateways showed while the walker went about one zone, their place in it unknown (a phone walk's zone
-    /// taps): the `position` method corrects each gateway's level evenly over the zone's cells from it, and fits no
-    /// gain to it (`PositionMap.areaWeight`).
+    /// taps) or known but taken as the whole zone's too (a route that went about the zone: `Calibrator.walksAbout`):
+    /// the `position` method corrects each gateway's level evenly over the zone's cells from it, and fits no gain to it
+    /// (`PositionMap.areaWeight`).
     public struct Area: Sendable, Hashable, Codable {
         public var zone: ZoneID
         /// The stays' seconds in the zone (less their settling seconds).

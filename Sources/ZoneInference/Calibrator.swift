@@ -151,6 +151,20 @@ public struct Calibrator: Sendable {
         )
     }
 
+    /// Whether the route moves at least `aboutMetres` from where it was as `stop` began, within it: the walker went
+    /// about the zone rather than standing at one spot.
+    func walksAbout(_ stop: Stop) -> Bool {
+        guard let start = place(at: stop.from) else { return false }
+        return route.contains { point in
+            point.t > stop.from && point.t <= stop.to
+                && (point.x - start.x) * (point.x - start.x) + (point.y - start.y) * (point.y - start.y)
+                    >= Self.aboutMetres * Self.aboutMetres
+        }
+    }
+
+    /// How far a route must go within a stop for the stop to be a walk about its zone.
+    public static let aboutMetres = 1.0
+
     /// The route's windows as calibration points (nil without a route).
     func routePoints() -> [Calibration.Point]? {
         guard !route.isEmpty else { return nil }
@@ -245,9 +259,12 @@ public struct Calibrator: Sendable {
                         + "check the plan, or move that zone's gateway")
             }
             zones[zoneID.rawValue] = profiles
-            // The stays off the route (a zone tapped): where in the zone is unknown.
-            let unplaced = indices.filter { place(at: (stops[$0].from + stops[$0].to) / 2) == nil }
-            let (standing, levels) = self.profiles(of: unplaced)
+            // The stays off the route (a zone tapped), where in the zone is unknown, and those the route went about
+            // in: both teach the zone's level (`PositionMap.fit`).
+            let about = indices.filter {
+                place(at: (stops[$0].from + stops[$0].to) / 2) == nil || walksAbout(stops[$0])
+            }
+            let (standing, levels) = self.profiles(of: about)
             if !levels.isEmpty {
                 areas.append(
                     Calibration.Area(

@@ -76,9 +76,9 @@ extension PositionMap {
 
     /// The gain and the front-to-back ratio beyond `shaded` that fit `samples` best (residual = gain − ratio·behind),
     /// with their priors; the ratio is 0 for a gateway whose antenna faces no way, and never takes the map's whole
-    /// ratio below 0.
+    /// ratio below 0. `holdsGain`: the gain is held at 0 and the ratio alone fitted.
     static func gainAndRatio(
-        of samples: [FitSample], gateway: Venue.Gateway, shaded: Double
+        of samples: [FitSample], gateway: Venue.Gateway, shaded: Double, holdsGain: Bool = false
     ) -> (gain: Double, ratio: Double) {
         var sums = (weight: 0.0, residual: 0.0, behind: 0.0, behindSquared: 0.0, behindResidual: 0.0)
         for sample in samples {
@@ -90,10 +90,11 @@ extension PositionMap {
             sums.behindResidual += sample.weight * shade * sample.residual
         }
         let gainWeight = sums.weight + fitGainPrior
-        guard gateway.antenna != nil else { return (sums.residual / gainWeight, 0) }
+        guard gateway.antenna != nil else { return (holdsGain ? 0 : sums.residual / gainWeight, 0) }
         // The normal equations of the weighted least squares, each prior one more row.
         let mean = shaded > 0 ? 0 : fitAntennaMeanDB
         let ratioWeight = sums.behindSquared + fitAntennaPrior
+        if holdsGain { return (0, max((fitAntennaPrior * mean - sums.behindResidual) / ratioWeight, -shaded)) }
         let determinant = gainWeight * ratioWeight - sums.behind * sums.behind
         let solved =
             (gainWeight * (fitAntennaPrior * mean - sums.behindResidual) + sums.behind * sums.residual) / determinant
@@ -233,13 +234,52 @@ extension PositionMap {
     /// in place; what each gateway's fit found. `shaded`: per gateway, the front-to-back ratio `level` already shades
     /// by (the links'). Residuals are not smoothed across a wall: each side learns its own. With the patterns, phone
     /// walks of training seeds 1–30 went 75.7 → 76.3 % (mean of venues; below uncalibrated on 4 → 3); seeds 31–60,
-    /// not used to choose, 73.6 → 74.6 % (6 → 4).
+    /// not used to choose, 73.6 → 74.6 % (6 → 4). A calibration with both points and areas is fitted in two stages,
+    /// the areas and then the points with `holdsGain` (no gain of their own): strolling walks of training seeds 1–30
+    /// with their route known, 78.3 % (the route's points alone) → 79.8 % (mean of venues); with the route as a phone's
+    /// point taps every 5 s, 80.2 %, against 79.3 % for the zones tapped (docs/inference.md, "A stroll on a known
+    /// route").
     static func fit(
         level: inout [Float], grid: FloorGrid, venue: Venue, walls: [Segment], calibration: Calibration, bias: Double,
-        sensitivity: Double, shaded: [Double]
+        sensitivity: Double, shaded: [Double], holdsGain: Bool = false
     ) -> [GatewayFit] {
         let points = calibration.points ?? []
         let areas = calibration.areas ?? []
+        // A walk with both: the areas first set each zone's level, then the points add the field within the zones
+        // round them, against the zones' levels and with no gain of their own (a gain would shift every zone the
+        // areas measured). The gain reported is what the two added where the points were: how much louder than the
+        // geometry the gateway read over the walk.
+        if !points.isEmpty, !areas.isEmpty {
+            let geometric = level
+            var zonesOnly = calibration
+            zonesOnly.points = nil
+            let first = fit(
+                level: &level, grid: grid, venue: venue, walls: walls, calibration: zonesOnly, bias: bias,
+                sensitivity: sensitivity, shaded: shaded)
+            var pointsOnly = calibration
+            pointsOnly.areas = nil
+            let second = fit(
+                level: &level, grid: grid, venue: venue, walls: walls, calibration: pointsOnly, bias: bias,
+                sensitivity: sensitivity, shaded: zip(first, shaded).map { $0.frontToBack ?? $1 }, holdsGain: true)
+            return zip(first, second).enumerated().map { g, fits in
+                var both = fits.1
+                both.areas = fits.0.areas
+                both.lowered = fits.0.lowered
+                let samples = fitSamples(
+                    gateway: venue.gateways[g].id.rawValue, g: g, position: venue.gateways[g].position,
+                    points: points, level: geometric, grid: grid, referencePower: calibration.referencePower,
+                    bias: bias, bodyLossDB: fitBodyLossDB, sensitivity: sensitivity)
+                var sums = (added: 0.0, weight: 0.0)
+                for sample in samples {
+                    guard let cell = grid.cell(containing: Point(sample.x, sample.y)) else { continue }
+                    sums.added +=
+                        sample.weight * Double(level[g * grid.count + cell] - geometric[g * grid.count + cell])
+                    sums.weight += sample.weight
+                }
+                both.gain = sums.weight > 0 ? sums.added / sums.weight : 0
+                return both
+            }
+        }
         let zoneIndex = Dictionary(uniqueKeysWithValues: venue.zones.enumerated().map { ($1.id, $0) })
         var cellsOf = [[Int]](repeating: [], count: venue.zones.count)
         if !areas.isEmpty {
@@ -265,7 +305,7 @@ extension PositionMap {
                     grid: grid, referencePower: calibration.referencePower, bias: bias, sensitivity: sensitivity)
             let total = samples.reduce(0) { $0 + $1.weight }
             let (gain, ratio) = gainAndRatio(
-                of: samples.filter { $0.cells == nil }, gateway: gateway, shaded: shaded[g])
+                of: samples.filter { $0.cells == nil }, gateway: gateway, shaded: shaded[g], holdsGain: holdsGain)
             // What is left of each sample for the residual map: its residual less the gain and the fitted pattern.
             let rests = samples.map { $0.residual - gain + ratio * $0.shade(of: gateway) }
             // Each point's kernel over the cells within `cutoff` on its side of every wall; an area's evenly over its

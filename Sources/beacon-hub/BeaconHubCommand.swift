@@ -335,9 +335,10 @@ struct BeaconHubCommand: AsyncParsableCommand {
 
         @Option(
             help: """
-                From a recording: take the plan's stops as a phone walk's taps, one as each stop began, computed as \
-                the calibration page does: points (at the route's place then: a walker who stands) or zones (a \
-                walker who strolls round each zone).
+                From a recording: take the plan's stops as a phone walk's taps, computed as the calibration page \
+                does: points (one as each stop began, at the route's place then: a walker who stands), zones (one \
+                as each stop began: a walker who strolls round each zone) or route (a point at each of the route's \
+                places within each stop: a walker who strolls round each zone tapping where they are).
                 """)
         var taps: CalibrateTool.Taps?
 

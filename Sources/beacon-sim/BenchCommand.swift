@@ -54,6 +54,13 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Flag(
         help: """
+            With --phone-stroll: the walker taps where they are every 5 s as they stroll (points), instead of the \
+            zone.
+            """)
+    var phoneStrollPoints = false
+
+    @Flag(
+        help: """
             Also replay each venue's run with the hub given the run's exact radio map (beacon-sim radio-map): the \
             limit of any calibration.
             """)
@@ -72,6 +79,9 @@ struct BenchCommand: AsyncParsableCommand {
         if calibrated && alsoCalibrated {
             throw ValidationError(
                 "--calibrated and --also-calibrated: give one (--also-calibrated scores the hub both ways)")
+        }
+        if phoneStrollPoints && !phoneStroll {
+            throw ValidationError("--phone-stroll-points is a kind of strolling walk: give --phone-stroll too")
         }
         if phoneStroll && phoneWalk == nil {
             throw ValidationError("--phone-stroll is a kind of phone walk: give --phone-walk SECONDS too")
@@ -160,7 +170,11 @@ struct BenchCommand: AsyncParsableCommand {
         if let phoneWalk {
             report.walk =
                 "a phone walk, \(Int(phoneWalk)) s a zone, "
-                + (phoneStroll ? "strolling round each zone and tapping it" : "standing at a tapped point")
+                + (phoneStroll
+                    ? (phoneStrollPoints
+                        ? "strolling round each zone, tapping where they are every 5 s"
+                        : "strolling round each zone and tapping it")
+                    : "standing at a tapped point")
         }
         var text = report.table
         if json {
@@ -206,7 +220,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         for step in Bench.steps(
             seed: venue.seed, duration: duration, calibrated: calibrated, alsoCalibrated: alsoCalibrated,
-            phoneWalk: phoneWalk, phoneStroll: phoneStroll, exactMap: exactMap)
+            phoneWalk: phoneWalk, phoneStroll: phoneStroll, strollPoints: phoneStrollPoints, exactMap: exactMap)
         {
             if let required = step.requires,
                 !FileManager.default.fileExists(atPath: folder.appendingPathComponent(required).path)

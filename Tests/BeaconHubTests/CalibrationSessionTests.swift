@@ -45,6 +45,25 @@ import ZoneInference
         #expect(walk.current(at: 1111) == nil)
     }
 
+    /// A walker going round a zone tapping where they are: each tap a pause on the route, the taps together one stay
+    /// in the zone (settling at its ends only), not one short stop per tap.
+    @Test func tapsOneAfterAnotherInAZoneAreOneStay() throws {
+        var walk = session()
+        for (k, x) in [4.0, 8, 12, 16].enumerated() {
+            try walk.mark(zone: nil, x: x, y: 4, at: 1000 + 5 * Double(k), venue: venue)
+        }
+        try walk.mark(zone: nil, x: 30, y: 4, at: 1020, until: 1030, venue: venue)  // b
+        try walk.mark(zone: nil, x: 34, y: 4, at: 1040, until: 1050, venue: venue)  // b again, after a break
+        let (stops, route) = walk.plan(at: 1100)
+        #expect(stops.map(\.zone) == ["a", "b", "b"])
+        #expect(stops.map(\.from) == [1000, 1020, 1040])
+        #expect(stops.map(\.to) == [1020, 1030, 1050])
+        #expect(route.map(\.t) == [1000, 1005, 1005, 1010, 1010, 1015, 1015, 1020, 1020, 1030, 1040, 1050])
+        #expect(route.map(\.x) == [4, 4, 8, 8, 12, 12, 16, 16, 30, 30, 34, 34])
+        // a: 20 s less 2 s settling at each end, not four stays of 5 − 4 s.
+        #expect(walk.progress(venue: venue, at: 1100)[0].seconds == 16)
+    }
+
     @Test func eachZoneCountsItsStandingSecondsAndGatewaysHeard() throws {
         var walk = session()
         try walk.mark(zone: "a", x: nil, y: nil, at: 1000, venue: venue)
@@ -87,22 +106,24 @@ import ZoneInference
         #expect(walk.plan(at: 1100).stops.count == 1)
     }
 
-    /// `beacon-hub calibrate --taps`: a recorded walk's stops as the page's taps, a point where the route was as each
-    /// began (when that is in the stop's zone), or the zone.
-    @Test func aRecordedWalksStopsBecomeTaps() throws {
-        let plan = try ConfigLoader.decode(
+    /// A plan file of two stops, a from 1000 to 1030 and b from 1045 to 1075, and `route` (t, x, y).
+    static func plan(route: [(t: Double, x: Double, y: Double)]) throws -> CalibrateTool.Plan {
+        let lines = route.map { "  - { t: \($0.t), x: \($0.x), y: \($0.y) }" }
+        return try ConfigLoader.decode(
             CalibrateTool.Plan.self,
             from: """
-                beacon: "\(Self.beacon)"
+                beacon: "\(beacon)"
                 stops:
                   - { zone: a, from: 1000, to: 1030 }
                   - { zone: b, from: 1045, to: 1075 }
                 route:
-                  - { t: 1000, x: 8, y: 4 }
-                  - { t: 1030, x: 8, y: 4 }
-                  - { t: 1045, x: 50, y: 4 }
-                  - { t: 1075, x: 50, y: 4 }
-                """, file: "plan.yaml")
+                """ + "\n" + lines.joined(separator: "\n") + "\n", file: "plan.yaml")
+    }
+
+    /// `beacon-hub calibrate --taps`: a recorded walk's stops as the page's taps, a point where the route was as each
+    /// began (when that is in the stop's zone), or the zone.
+    @Test func aRecordedWalksStopsBecomeTaps() throws {
+        let plan = try Self.plan(route: [(1000, 8, 4), (1030, 8, 4), (1045, 50, 4), (1075, 50, 4)])
         let points = try CalibrateTool.tapped(plan, as: .points, venue: venue)
         // b's stop began at a place in c: that tap is of the zone, which breaks the route before it.
         #expect(points.stops.map(\.zone) == ["a", "b"])
@@ -110,6 +131,20 @@ import ZoneInference
         #expect(points.route.map { $0.gap ?? false } == [false, true])
         let zones = try CalibrateTool.tapped(plan, as: .zones, venue: venue)
         #expect(zones.stops.map(\.to) == [1030, 1075] && zones.route.isEmpty)
+    }
+
+    /// `--taps route`: a point at each of the route's places within a stop (in the stop's zone), one stay per stop;
+    /// a stop whose route is elsewhere is tapped as its zone.
+    @Test func aRecordedStrollsRouteBecomesTapsAsTheWalkerGoes() throws {
+        let plan = try Self.plan(
+            route: [(1000, 6, 4), (1010, 10, 6), (1020, 14, 4), (1030, 10, 2), (1045, 50, 4), (1075, 50, 4)])
+        let route = try CalibrateTool.tapped(plan, as: .route, venue: venue)
+        #expect(route.stops.map(\.zone) == ["a", "b"])
+        #expect(route.stops.map(\.from) == [1000, 1045] && route.stops.map(\.to) == [1030, 1075])
+        // Three taps in a (the route's place at 1030 is the stop's end), each a pause until the next; b's is a zone.
+        #expect(route.route.map(\.t) == [1000, 1010, 1010, 1020, 1020, 1030])
+        #expect(route.route.map(\.x) == [6, 6, 10, 10, 14, 14])
+        #expect(route.route.map { $0.gap ?? false } == [false, false, false, false, false, true])
     }
 
     @Test func aPlanFileTakesThePlaceOfTheTaps() throws {
