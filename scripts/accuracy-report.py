@@ -701,8 +701,9 @@ def phone_section(paths, command=None, title="the test set"):
         "## Calibrated from a phone walk (issue 22)",
         "",
         f"{len(rows)} venues of {title} (seeds {min(seeds)}–{max(seeds)}), each calibrated from a phone walk with one"
-        " tap a zone, computed with the calibration page's code (`beacon-sim calibration-walk --dwell S [--stroll]`,"
-        " then `beacon-hub calibrate --taps points|zones`, which turns the walk's stops into the page's taps): "
+        " tap a zone (or, strolling with points, a tap every 5 s), computed with the calibration page's code"
+        " (`beacon-sim calibration-walk --dwell S [--stroll]`, then `beacon-hub calibrate --taps points|zones|route`,"
+        " which turns the walk's stops into the page's taps): "
         + "; ".join(f"**{label}**: {report.get('walk', '?')}" for label, report, _ in walks)
         + ". Each scored over the same run as the uncalibrated hub and the oracle. "
         + (f"Command: `{command}`." if command else
@@ -881,14 +882,16 @@ def main():
     parts += [targets_section(rows, root), shipped_section(root, meta), flat_section(root),
               links_section(os.path.join(root, "links")), gains_section(os.path.join(root, "gains")),
               phone_section([("standing", os.path.join(root, "phone", "bench.json")),
-                             ("strolling", os.path.join(root, "phone", "bench-stroll.json"))])]
+                             ("strolling", os.path.join(root, "phone", "bench-stroll.json")),
+                             ("strolling, points", os.path.join(root, "phone", "bench-stroll-points.json"))])]
     print("\n".join(part for part in parts if part is not None).rstrip() + "\n")
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "--phone-only":
-        # The phone walk's section alone: --phone-only STANDING.json[,STROLLING.json] "the test set" [COMMAND…]
-        print(phone_section(list(zip(["standing", "strolling"], sys.argv[2].split(","))),
+        # The phone walk's section alone:
+        # --phone-only STANDING.json[,STROLLING.json[,STROLLING-POINTS.json]] "the test set" [COMMAND…]
+        print(phone_section(list(zip(["standing", "strolling", "strolling, points"], sys.argv[2].split(","))),
                             command=" ".join(sys.argv[4:]) or None, title=sys.argv[3]))
     elif len(sys.argv) >= 4 and sys.argv[1] == "--links-only":
         # The links section alone, for a run of scripts/links-accuracy.sh outside scripts/accuracy.sh:

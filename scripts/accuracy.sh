@@ -13,9 +13,10 @@
 # links (0: the whole run from the start), with a phone walk of --phone-seconds a zone (strolling, zones tapped: the
 # calibration page's default) replayed with the links off and on (unless --phone-venues 0), about 55 minutes more,
 # and the links' fit alone on every test venue (the tags left out), about 8 minutes; the test set again
-# calibrated from a phone walk of --phone-seconds (60) a zone on the first --phone-venues (default 100), standing and
-# strolling, the strolling runs also replayed with the hub given each run's exact radio map (the limit of any
-# calibration: `beacon-sim bench --exact-map`), about 25 minutes more. --smoke is the quick
+# calibrated from a phone walk of --phone-seconds (60) a zone on the first --phone-venues (default 100), standing,
+# strolling (zones tapped) and strolling with a point tapped every 5 s, the strolling runs also replayed with the hub
+# given each run's exact radio map (the limit of any calibration: `beacon-sim bench --exact-map`), about 55 minutes
+# more. --smoke is the quick
 # check `make test` runs: two venues, two simulated minutes, one hand-made venue, the flat, one venue's links; the
 # report goes to DIR/accuracy.md and is checked for its tables. Needs python3 and data/recorded (or
 # $BEACONTRACKER_RECORDED_DATA).
@@ -170,10 +171,14 @@ fi
 if [ "$phone_venues" -gt 0 ]; then
     echo "accuracy: calibrated from a phone walk of $phone_seconds s a zone, $phone_venues test venues, $duration each"
     mkdir -p "$out/phone"
-    for walk in standing stroll; do
-        name=$([ "$walk" = stroll ] && echo bench-stroll || echo bench)
+    for walk in standing stroll stroll-points; do
+        case $walk in
+            standing) name=bench walking=() ;;
+            stroll) name=bench-stroll walking=(--phone-stroll --exact-map) ;;
+            stroll-points) name=bench-stroll-points walking=(--phone-stroll --phone-stroll-points) ;;
+        esac
         "$bin/beacon-sim" bench --venues "$phone_venues" --seeds 1001..1100 --duration "$duration" --also-calibrated \
-            --phone-walk "$phone_seconds" $([ "$walk" = stroll ] && echo --phone-stroll --exact-map) --json \
+            --phone-walk "$phone_seconds" "${walking[@]}" --json \
             --out "$out/phone/venues-$walk" >"$out/phone/$name.json" 2>"$out/phone/$name.log" || {
             cat "$out/phone/$name.log" >&2
             exit 1
