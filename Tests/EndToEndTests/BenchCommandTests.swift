@@ -74,5 +74,10 @@ struct BenchCommandTests {
         #expect(bad.output.contains("write A..B"))
         let help = try await Programs.run("beacon-sim", ["bench", "--help"])
         #expect(help.output.contains("1..100") && help.output.contains("1001..1100"))
+        // Tapping points as the walker strolls is a kind of strolling walk.
+        let points = try await Programs.run(
+            "beacon-sim", ["bench", "--also-calibrated", "--phone-walk", "60", "--phone-stroll-points"])
+        #expect(points.status == 64)
+        #expect(points.output.contains("give --phone-stroll too"), "\(points.output)")
     }
 }
