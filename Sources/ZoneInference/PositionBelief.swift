@@ -204,7 +204,7 @@ struct PositionBelief: Sendable {
             }
             scratch.groupStart.append(Int32(scratch.groupSteps.count))
             for cell in cells { likelihood.append(expected * table[Int(cell)]) }
-            let floor = Int32((map.audibleFloor * Float(ReadingNoise.stepsPerDB)).rounded(.up))
+            let floor = Int32((map.silenceFloor(power: tablePower) * Float(ReadingNoise.stepsPerDB)).rounded(.up))
             let shift = ReadingNoise.steps(sensitivity - tablePower)
             likelihood.withUnsafeMutableBufferPointer { likelihood in
                 cells.withUnsafeBufferPointer { cells in
@@ -244,7 +244,8 @@ struct PositionBelief: Sendable {
         return best
     }
 
-    /// `logLikelihoods` on a map with learned corrections: every audible gateway's silence weighed cell by cell.
+    /// `logLikelihoods` on a map with learned corrections: every audible gateway's silence weighed cell by cell (the
+    /// audible lists': gateways that only a tag more than 10 dB above the reference would reach are left out).
     private func correctedLikelihoods(
         readings: [PendingReading], expected: Float, power tagPower: Float, map: PositionMap, heardCount: [Float],
         into likelihood: inout [Float]

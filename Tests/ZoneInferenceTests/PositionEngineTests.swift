@@ -1,3 +1,4 @@
+import BeaconConfig
 import BeaconModel
 import Foundation
 import Testing
@@ -92,6 +93,80 @@ import Testing
             sum += map.noise.missed[ReadingNoise.index(map.sensitivity - (map.level(g, nearA) + power))]
         }
         #expect(abs(scratch.likelihood[0] - sum) < 1e-4)
+    }
+
+    /// A tag weighed 30 dB above the reference (the loudest offset tried for a tag of unknown power) is missed by every
+    /// gateway that would hear it, not only by the audible lists' (a tag of the reference power plus 10 dB): far from
+    /// the gateways, such a loud tag's silence used to cost almost nothing, and that placed tags of unknown power
+    /// outside the venue at +30 dB instead of in their room.
+    @Test func aLoudTagsSilenceCountsEveryGatewayThatWouldHearIt() throws {
+        // Two rooms a — b, a concrete wall between them but for the door: behind it, gw-a's levels in b fall below
+        // the audible lists' floor within the levels' reach.
+        let venue = try VenueLoader.decode(
+            """
+            site: wall
+            zones:
+              - { id: a, rect: { x: 0, y: 0, width: 20, height: 8 } }
+              - { id: b, rect: { x: 20, y: 0, width: 20, height: 8 } }
+            doors:
+              - { between: [outside, a], at: [10, 0] }
+              - { between: [a, b], at: [20, 4] }
+            walls:
+              - { from: [20, 0], to: [20, 3.4], material: concrete }
+              - { from: [20, 4.6], to: [20, 8], material: concrete }
+            gateways:
+              - { id: gw-a, zone: a, position: [10, 4] }
+              - { id: gw-b, zone: b, position: [30, 4] }
+            """, file: "wall.yaml")
+        let state = PositionState(
+            venue: venue, model: VenueModel(venue: venue, settings: Self.settings), settings: Self.settings)
+        // The steepest map (3.4): gw-a's levels in b are tabulated to about 22 m.
+        let map = try #require(state.maps.max { $0.exponent < $1.exponent })
+        let power: Float = -59 + 30
+        // Every gateway that would read the tag at most `audibleMargin` below sensitivity may hear it.
+        let floor = map.sensitivity - PositionMap.audibleMargin - power
+        #expect(map.silenceFloor(power: power) == floor)
+        #expect(map.silenceFloor(power: -59) == map.audibleFloor)
+        // The cell where a gateway beyond its audible list would read the loud tag loudest (behind walls: the levels
+        // reach only as far as a tag 10 dB above the reference would be heard in free space).
+        func beyond(_ c: Int) -> [Int] {
+            let listed = map.audible[Int(map.audibleStart[c])..<Int(map.audibleStart[c + 1])].map(Int.init)
+            var found: [Int] = []
+            for g in 0..<map.gatewayCount where !listed.contains(g) {
+                let level: Float = map.level(g, c)
+                if level < map.audibleFloor && level >= floor { found.append(g) }
+            }
+            return found
+        }
+        func loudest(_ c: Int) -> Float { beyond(c).map { map.level($0, c) }.max() ?? -Float.infinity }
+        let cell = try #require((0..<map.grid.count).max { loudest($0) < loudest($1) })
+        #expect(loudest(cell) + power > map.sensitivity, "read \(loudest(cell) + power) dBm")
+        var belief = PositionBelief()
+        belief.spread(over: [Int32(cell)])
+        var scratch = state.scratch
+        _ = belief.logLikelihoods(readings: [], expected: 1, power: power, map: map, scratch: &scratch)
+        var listed: Float = 0
+        for a in Int(map.audibleStart[cell])..<Int(map.audibleStart[cell + 1]) {
+            let g = Int(map.audible[a])
+            listed += map.noise.missed[ReadingNoise.index(map.sensitivity - (map.level(g, cell) + power))]
+        }
+        var every: Float = 0
+        for g in 0..<map.gatewayCount where map.level(g, cell) >= floor {
+            every += map.noise.missed[ReadingNoise.index(map.sensitivity - (map.level(g, cell) + power))]
+        }
+        #expect(abs(scratch.likelihood[0] - every) < 1e-3, "silence \(scratch.likelihood[0]), expected \(every)")
+        #expect(every < listed - 1, "every gateway \(every), the audible list's \(listed)")
+        // A gateway that heard is taken back out of the table: heard once near its expected level, it costs its miss
+        // no more and adds its reading's likelihood instead.
+        let g = try #require(beyond(cell).first)
+        let rssi = Int16((map.level(g, cell) + power).rounded())
+        _ = belief.logLikelihoods(
+            readings: [PendingReading(gateway: Int32(g), rssi: rssi)], expected: 1, power: power, map: map,
+            scratch: &scratch)
+        let base = Int32(map.levelSteps[g * map.grid.count + cell])
+        let miss = map.noise.missed[ReadingNoise.index(steps: ReadingNoise.steps(map.sensitivity - power) - base)]
+        let heard = map.noise.heard[ReadingNoise.index(steps: ReadingNoise.steps(Float(rssi) - power) - base)]
+        #expect(abs(scratch.likelihood[0] - (every - miss + heard)) < 1e-3)
     }
 
     /// Rooms walked in turn are entered in turn, each within seconds (the tag jumps 20 m at once here; walking
