@@ -179,17 +179,14 @@ struct PositionMap: Sendable {
         let count = grid.count
         var sums = [Float](repeating: 0, count: count)
         let floor = silenceFloor(power: power)
+        func missed(_ g: Int, _ c: Int) -> Float { noise.missed[ReadingNoise.index(sensitivity - level(g, c) - power)] }
         for c in 0..<count {
             var sum: Float = 0
             if floor >= audibleFloor {
-                for a in Int(audibleStart[c])..<Int(audibleStart[c + 1]) {
-                    let g = Int(audible[a])
-                    sum += noise.missed[ReadingNoise.index(sensitivity - level(g, c) - power)]
-                }
+                // The audible lists are exactly the gateways at or above this floor: a few per cell, not all of them.
+                for a in Int(audibleStart[c])..<Int(audibleStart[c + 1]) { sum += missed(Int(audible[a]), c) }
             } else {
-                for g in 0..<gatewayCount where level(g, c) >= floor {
-                    sum += noise.missed[ReadingNoise.index(sensitivity - level(g, c) - power)]
-                }
+                for g in 0..<gatewayCount where level(g, c) >= floor { sum += missed(g, c) }
             }
             sums[c] = sum
         }
