@@ -112,6 +112,18 @@ public struct Walker: Sendable {
         } else if let outside = graph.outsidePoint {
             waypoints.append((outside, nil, false))
         }
+        // Outside, round the building rather than through it.
+        var detoured: [(point: Point, into: ZoneID?, changesZone: Bool)] = []
+        var (from, outside) = (position, zone == nil)
+        for waypoint in waypoints {
+            if outside {
+                detoured += graph.aroundBuilding(from: from, to: waypoint.point).map { ($0, nil, false) }
+            }
+            detoured.append(waypoint)
+            from = waypoint.point
+            if waypoint.changesZone { outside = waypoint.into == nil }
+        }
+        waypoints = detoured
     }
 
     private mutating func newVisitStops() -> Int {

@@ -7,7 +7,11 @@ public struct ZoneGraph: Sendable {
 
     let edges: [String: [(to: String, door: Point)]]
     let venue: Venue
+    /// The path walkers take round the building: its bounds (zones and walls) widened by `clearance` on every side.
+    let ring: (minX: Double, minY: Double, maxX: Double, maxY: Double)
     static let outside = "outside"
+    /// How far outside the building's bounds walkers go round it, metres (well within `FloorGrid.margin`).
+    static let clearance = 2.0
 
     public init(venue: Venue) {
         self.venue = venue
@@ -17,11 +21,16 @@ public struct ZoneGraph: Sendable {
             edges[door.between[1], default: []].append((door.between[0], door.at))
         }
         self.edges = edges
+        let points = venue.zones.flatMap(\.shape.vertices) + venue.walls.flatMap { [$0.from, $0.to] }
+        ring = (
+            (points.map(\.x).min() ?? 0) - Self.clearance, (points.map(\.y).min() ?? 0) - Self.clearance,
+            (points.map(\.x).max() ?? 0) + Self.clearance, (points.map(\.y).max() ?? 0) + Self.clearance
+        )
     }
 
     /// The doors to walk through from `from` to `to`, each with the zone it leads into; nil when unreachable.
-    /// Between two zones the route stays inside when it can: a walker has no path round the building, so a route out
-    /// of one entrance and in through another would walk straight through the rooms while the truth says "no zone".
+    /// Between two zones the route stays inside when it can (shorter, and what visitors do); through outside, walkers
+    /// go round the building (`aroundBuilding`).
     public func route(from: Node, to: Node) -> [(door: Point, into: Node)]? {
         if from != nil && to != nil, let inside = route(from: from, to: to, throughOutside: false) { return inside }
         return route(from: from, to: to, throughOutside: true)
@@ -55,6 +64,86 @@ public struct ZoneGraph: Sendable {
             }
         }
         return nil
+    }
+
+    /// The corners to pass walking outside from `start` to `end` (both outside the building or on its edge, as an
+    /// entrance is) without crossing it: none when the straight line misses the building's bounds; otherwise out to
+    /// the ring `clearance` beyond the bounds, round it the shorter way, and in again. Without this, a walker leaving
+    /// by one entrance and coming back by another walked straight through the rooms (and their walls) while the truth
+    /// said "no zone": a path no filter that knows the walls can follow (the oracle lost such tags for good).
+    /// Buildings that are not rectangles are walked round their bounds, a little further than needed.
+    public func aroundBuilding(from start: Point, to end: Point) -> [Point] {
+        let inner = (
+            minX: ring.minX + Self.clearance + 0.01, minY: ring.minY + Self.clearance + 0.01,
+            maxX: ring.maxX - Self.clearance - 0.01, maxY: ring.maxY - Self.clearance - 0.01
+        )
+        guard inner.minX < inner.maxX, inner.minY < inner.maxY,
+            Self.segment(from: start, to: end, crosses: inner)
+        else { return [] }
+        let width = ring.maxX - ring.minX
+        let height = ring.maxY - ring.minY
+        let perimeter = 2 * (width + height)
+        // Position along the ring, anticlockwise from its lower left corner.
+        func along(_ p: Point) -> Double {
+            if p.y <= ring.minY { return p.x - ring.minX }
+            if p.x >= ring.maxX { return width + p.y - ring.minY }
+            if p.y >= ring.maxY { return width + height + ring.maxX - p.x }
+            return 2 * width + height + ring.maxY - p.y
+        }
+        let (a, b) = (onRing(start), onRing(end))
+        let (sa, sb) = (along(a), along(b))
+        let forward = (sb - sa + perimeter).truncatingRemainder(dividingBy: perimeter)
+        let corners = [
+            (0.0, Point(ring.minX, ring.minY)), (width, Point(ring.maxX, ring.minY)),
+            (width + height, Point(ring.maxX, ring.maxY)), (2 * width + height, Point(ring.minX, ring.maxY)),
+        ]
+        var path = [a]
+        if forward <= perimeter / 2 {
+            // Corners met going anticlockwise: those within `forward` of `a`, nearest first.
+            let met = corners.map { ($0.0 - sa + perimeter).truncatingRemainder(dividingBy: perimeter) }
+            for (k, offset) in met.enumerated().sorted(by: { $0.1 < $1.1 }) where offset > 0 && offset < forward {
+                path.append(corners[k].1)
+            }
+        } else {
+            let backward = perimeter - forward
+            let met = corners.map { (sa - $0.0 + perimeter).truncatingRemainder(dividingBy: perimeter) }
+            for (k, offset) in met.enumerated().sorted(by: { $0.1 < $1.1 }) where offset > 0 && offset < backward {
+                path.append(corners[k].1)
+            }
+        }
+        path.append(b)
+        return path
+    }
+
+    /// The nearest point of the ring's outline.
+    private func onRing(_ p: Point) -> Point {
+        let inside = p.x > ring.minX && p.x < ring.maxX && p.y > ring.minY && p.y < ring.maxY
+        guard inside else { return Point(min(max(p.x, ring.minX), ring.maxX), min(max(p.y, ring.minY), ring.maxY)) }
+        let gaps = [p.x - ring.minX, ring.maxX - p.x, p.y - ring.minY, ring.maxY - p.y]
+        switch gaps.indices.min(by: { gaps[$0] < gaps[$1] }) {
+        case 0: return Point(ring.minX, p.y)
+        case 1: return Point(ring.maxX, p.y)
+        case 2: return Point(p.x, ring.minY)
+        default: return Point(p.x, ring.maxY)
+        }
+    }
+
+    /// Whether the segment passes through the rectangle's inside (Liang–Barsky clipping).
+    static func segment(
+        from a: Point, to b: Point, crosses box: (minX: Double, minY: Double, maxX: Double, maxY: Double)
+    ) -> Bool {
+        let (dx, dy) = (b.x - a.x, b.y - a.y)
+        var (low, high) = (0.0, 1.0)
+        for (p, q) in [(-dx, a.x - box.minX), (dx, box.maxX - a.x), (-dy, a.y - box.minY), (dy, box.maxY - a.y)] {
+            if p == 0 {
+                if q < 0 { return false }
+            } else {
+                let r = q / p
+                if p < 0 { low = max(low, r) } else { high = min(high, r) }
+                if low > high { return false }
+            }
+        }
+        return true
     }
 
     /// Zones reachable from outside or from `zone` (the ones a walker may visit).
