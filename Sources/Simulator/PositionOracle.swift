@@ -42,8 +42,19 @@ public struct PositionOracle: Sendable {
     let settings: InferenceSettings
     /// Share of a cell's mass that stays put each tick (carriers dwell far longer than they walk).
     let stay: Float
-    /// Longest walk simulated across a silence, in ticks: beyond it the belief is spread anyway.
+    /// Longest walk simulated across a silence, in ticks: beyond it the belief walks no further (the reseed finds a
+    /// tag that went further).
     static let maxDiffusionTicks = 40
+    /// The reseed that finds a lost tag again (`PositionOracleTrack.observe`): once the cells near an advertisement's
+    /// loudest gateway (where its mean level is at most `reseedMarginDB` below the reading; every k-th, at most
+    /// `reseedCells`) have explained the readings better than every cell of the belief, by more than
+    /// `reseedLeadNats` an advertisement, for `reseedAfterSeconds`, each advertisement gives them `reseedShare` of the
+    /// belief until the belief explains the readings again. Chosen on training seeds 1–60: see docs/simulator.md.
+    static let reseedShare: Float = 1e-3
+    static let reseedMarginDB: Float = 10
+    static let reseedCells = 500
+    static let reseedLeadNats: Float = 3
+    static let reseedAfterSeconds = 10.0
 
     /// A filter for every tag of a run; `radio` and `tags` must be the run's (`VenueSimulation.radio`, `.tags`).
     public init(
@@ -175,6 +186,7 @@ public struct PositionOracle: Sendable {
         tracks[index].active = []
         tracks[index].nextActive = []
         tracks[index].allMissed = []
+        tracks[index].picks = []
         return track
     }
 

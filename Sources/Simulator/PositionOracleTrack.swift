@@ -14,6 +14,27 @@ struct PositionOracleMap: Sendable {
     let sensitivity: Float
     let walkingNoise: ReadingNoise
     let stillNoise: ReadingNoise
+    /// Per gateway, the cells from the loudest mean level down (`means` without the tag's power), and those levels:
+    /// where a reading puts the tag, for the reseed.
+    let cellsByLevel: [[Int32]]
+    let levels: [[Float]]
+
+    init(
+        grid: FloorGrid, means: [Float], gatewayCount: Int, sensitivity: Float, walkingNoise: ReadingNoise,
+        stillNoise: ReadingNoise
+    ) {
+        self.grid = grid
+        self.means = means
+        self.gatewayCount = gatewayCount
+        self.sensitivity = sensitivity
+        self.walkingNoise = walkingNoise
+        self.stillNoise = stillNoise
+        let count = grid.count
+        cellsByLevel = (0..<gatewayCount).map { g in
+            (0..<Int32(count)).sorted { means[g * count + Int($0)] > means[g * count + Int($1)] }
+        }
+        levels = cellsByLevel.enumerated().map { g, cells in cells.map { means[g * count + Int($0)] } }
+    }
 }
 
 /// One tag's belief over the grid's cells (kept sparse: only cells with mass are visited) and the hub's decision
@@ -32,6 +53,9 @@ struct PositionOracleTrack: Sendable {
     var allMissed: [Float] = []
     /// Scratch: each active cell's log-likelihood of the advertisement being weighed.
     var logLikelihood: [Float] = []
+    /// Scratch: the cells a reseed would go to; and since when they have explained the readings better.
+    var picks: [Int32] = []
+    var surprisedSince: Double?
     var state: Int
     var candidate = -1
     var candidateSince = 0.0
@@ -104,7 +128,9 @@ struct PositionOracleTrack: Sendable {
     }
 
     /// Weighs the belief by one advertisement: the readings of the gateways that heard it, and the silence of the
-    /// others.
+    /// others; first, when the belief has stopped explaining the readings, reseeds it near the loudest gateway
+    /// (`PositionOracle.reseedShare`): without that, a belief that had lost the tag (pruned, or walked too short across
+    /// a long silence, or outrun by a carrier walking straight on) never found it again.
     mutating func observe(map: PositionOracleMap) {
         let count = map.grid.count
         let noise = walking ? map.walkingNoise : map.stillNoise
@@ -119,6 +145,29 @@ struct PositionOracleTrack: Sendable {
                             ReadingNoise.index(sensitivity - map.means[g * count + c] - power)]
                 }
             }
+        }
+        // Where the loudest reading says the tag may be: cells whose mean level there is at most `reseedMarginDB`
+        // below it (every k-th, at most `reseedCells`), a prefix of that gateway's cells by level.
+        picks.removeAll(keepingCapacity: true)
+        if let loudest = group.max(by: { $0.rssi < $1.rssi }) {
+            let floor = Float(loudest.rssi) - power - PositionOracle.reseedMarginDB
+            let levels = map.levels[loudest.gateway]
+            var (low, high) = (0, levels.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if levels[middle] >= floor { low = middle + 1 } else { high = middle }
+            }
+            let stride = max((low + PositionOracle.reseedCells - 1) / PositionOracle.reseedCells, 1)
+            for k in Swift.stride(from: 0, to: low, by: stride) { picks.append(map.cellsByLevel[loudest.gateway][k]) }
+        }
+        func value(_ c: Int) -> Float {
+            var value = allMissed[c]
+            for reading in group {
+                let mean = map.means[reading.gateway * count + c] + power
+                value += noise.heard[ReadingNoise.index(Float(reading.rssi) - mean)]
+                value -= noise.missed[ReadingNoise.index(sensitivity - mean)]
+            }
+            return value
         }
         // Reused from one advertisement to the next: this runs for every advertisement of every tag.
         logLikelihood.removeAll(keepingCapacity: true)
@@ -139,6 +188,30 @@ struct PositionOracleTrack: Sendable {
                         best = max(best, value)
                     }
                 }
+            }
+        }
+        if !picks.isEmpty {
+            var bestPick = -Float.infinity
+            for cell in picks { bestPick = max(bestPick, value(Int(cell))) }
+            // Lost for good only when the lead lasts: slow fading and body loss also favour other cells, for seconds.
+            if bestPick - best > PositionOracle.reseedLeadNats {
+                surprisedSince = surprisedSince ?? groupStamp
+            } else {
+                surprisedSince = nil
+            }
+            if let since = surprisedSince, groupStamp - since >= PositionOracle.reseedAfterSeconds {
+                let share = PositionOracle.reseedShare
+                let each = share / Float(picks.count)
+                for cell in active { probability[Int(cell)] *= 1 - share }
+                for cell in picks {
+                    let c = Int(cell)
+                    if probability[c] == 0 {
+                        active.append(cell)
+                        logLikelihood.append(value(c))
+                    }
+                    probability[c] += each
+                }
+                best = max(best, bestPick)
             }
         }
         var total: Float = 0
