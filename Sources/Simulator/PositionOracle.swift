@@ -187,6 +187,7 @@ public struct PositionOracle: Sendable {
         tracks[index].nextActive = []
         tracks[index].allMissed = []
         tracks[index].picks = []
+        tracks[index].pickLikelihood = []
         return track
     }
 

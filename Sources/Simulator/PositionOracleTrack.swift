@@ -53,8 +53,10 @@ struct PositionOracleTrack: Sendable {
     var allMissed: [Float] = []
     /// Scratch: each active cell's log-likelihood of the advertisement being weighed.
     var logLikelihood: [Float] = []
-    /// Scratch: the cells a reseed would go to; and since when they have explained the readings better.
+    /// Scratch: the cells a reseed would go to and their log-likelihoods; and since when they have explained the
+    /// readings better.
     var picks: [Int32] = []
+    var pickLikelihood: [Float] = []
     var surprisedSince: Double?
     var state: Int
     var candidate = -1
@@ -160,39 +162,40 @@ struct PositionOracleTrack: Sendable {
             let stride = max((low + PositionOracle.reseedCells - 1) / PositionOracle.reseedCells, 1)
             for k in Swift.stride(from: 0, to: low, by: stride) { picks.append(map.cellsByLevel[loudest.gateway][k]) }
         }
-        func value(_ c: Int) -> Float {
-            var value = allMissed[c]
-            for reading in group {
-                let mean = map.means[reading.gateway * count + c] + power
-                value += noise.heard[ReadingNoise.index(Float(reading.rssi) - mean)]
-                value -= noise.missed[ReadingNoise.index(sensitivity - mean)]
-            }
-            return value
-        }
         // Reused from one advertisement to the next: this runs for every advertisement of every tag.
         logLikelihood.removeAll(keepingCapacity: true)
         logLikelihood.append(contentsOf: repeatElement(0, count: active.count))
         var best = -Float.infinity
+        var bestPick = -Float.infinity
+        pickLikelihood.removeAll(keepingCapacity: true)
         map.means.withUnsafeBufferPointer { means in
             noise.heard.withUnsafeBufferPointer { heard in
                 noise.missed.withUnsafeBufferPointer { missed in
-                    for (k, cell) in active.enumerated() {
-                        let c = Int(cell)
-                        var value = allMissed[c]
-                        for reading in group {
-                            let mean = means[reading.gateway * count + c] + power
-                            value += heard[ReadingNoise.index(Float(reading.rssi) - mean)]
-                            value -= missed[ReadingNoise.index(sensitivity - mean)]
+                    allMissed.withUnsafeBufferPointer { allMissed in
+                        func value(_ c: Int) -> Float {
+                            var value = allMissed[c]
+                            for reading in group {
+                                let mean = means[reading.gateway * count + c] + power
+                                value += heard[ReadingNoise.index(Float(reading.rssi) - mean)]
+                                value -= missed[ReadingNoise.index(sensitivity - mean)]
+                            }
+                            return value
                         }
-                        logLikelihood[k] = value
-                        best = max(best, value)
+                        for (k, cell) in active.enumerated() {
+                            let value = value(Int(cell))
+                            logLikelihood[k] = value
+                            best = max(best, value)
+                        }
+                        for cell in picks {
+                            let value = value(Int(cell))
+                            pickLikelihood.append(value)
+                            bestPick = max(bestPick, value)
+                        }
                     }
                 }
             }
         }
         if !picks.isEmpty {
-            var bestPick = -Float.infinity
-            for cell in picks { bestPick = max(bestPick, value(Int(cell))) }
             // Lost for good only when the lead lasts: slow fading and body loss also favour other cells, for seconds.
             if bestPick - best > PositionOracle.reseedLeadNats {
                 surprisedSince = surprisedSince ?? groupStamp
@@ -203,11 +206,11 @@ struct PositionOracleTrack: Sendable {
                 let share = PositionOracle.reseedShare
                 let each = share / Float(picks.count)
                 for cell in active { probability[Int(cell)] *= 1 - share }
-                for cell in picks {
+                for (k, cell) in picks.enumerated() {
                     let c = Int(cell)
                     if probability[c] == 0 {
                         active.append(cell)
-                        logLikelihood.append(value(c))
+                        logLikelihood.append(pickLikelihood[k])
                     }
                     probability[c] += each
                 }
