@@ -58,6 +58,8 @@ struct PositionOracleTrack: Sendable {
     var picks: [Int32] = []
     var pickLikelihood: [Float] = []
     var surprisedSince: Double?
+    /// The first scan time the next check may be made at (`PositionOracle.reseedCheckSeconds`).
+    var nextCheck = -Double.infinity
     var state: Int
     var candidate = -1
     var candidateSince = 0.0
@@ -151,7 +153,8 @@ struct PositionOracleTrack: Sendable {
         // Where the loudest reading says the tag may be: cells whose mean level there is at most `reseedMarginDB`
         // below it (every k-th, at most `reseedCells`), a prefix of that gateway's cells by level.
         picks.removeAll(keepingCapacity: true)
-        if let loudest = group.max(by: { $0.rssi < $1.rssi }) {
+        if groupStamp >= nextCheck, let loudest = group.max(by: { $0.rssi < $1.rssi }) {
+            nextCheck = groupStamp + PositionOracle.reseedCheckSeconds
             let floor = Float(loudest.rssi) - power - PositionOracle.reseedMarginDB
             let levels = map.levels[loudest.gateway]
             var (low, high) = (0, levels.count)
