@@ -57,8 +57,8 @@ public struct PositionOracle: Sendable {
     static let reseedAfterSeconds = 10.0
     /// The check (and the reseed) is made for at most one advertisement of a tag in this many seconds: weighing every
     /// advertisement at up to `reseedCells` more cells made the three filters of a test venue with fast tags 1.45
-    /// times as slow, this 1.25 times, scoring within 0.02 points on each of training seeds 1–60 (2 s: 1.2 times, but seed 32
-    /// lost 2.8 points).
+    /// times as slow, this 1.25 times, scoring within 0.02 points on each of training seeds 1–60 (2 s: 1.2 times, but
+    /// seed 32 lost 2.8 points).
     static let reseedCheckSeconds = 0.5
 
     /// A filter for every tag of a run; `radio` and `tags` must be the run's (`VenueSimulation.radio`, `.tags`).

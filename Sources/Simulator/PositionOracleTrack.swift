@@ -14,10 +14,9 @@ struct PositionOracleMap: Sendable {
     let sensitivity: Float
     let walkingNoise: ReadingNoise
     let stillNoise: ReadingNoise
-    /// Per gateway, the cells from the loudest mean level down (`means` without the tag's power), and those levels:
-    /// where a reading puts the tag, for the reseed.
+    /// Per gateway, the cells from the loudest mean level down (`means` without the tag's power): where a reading
+    /// puts the tag, for the reseed.
     let cellsByLevel: [[Int32]]
-    let levels: [[Float]]
 
     init(
         grid: FloorGrid, means: [Float], gatewayCount: Int, sensitivity: Float, walkingNoise: ReadingNoise,
@@ -33,7 +32,6 @@ struct PositionOracleMap: Sendable {
         cellsByLevel = (0..<gatewayCount).map { g in
             (0..<Int32(count)).sorted { means[g * count + Int($0)] > means[g * count + Int($1)] }
         }
-        levels = cellsByLevel.enumerated().map { g, cells in cells.map { means[g * count + Int($0)] } }
     }
 }
 
@@ -156,14 +154,15 @@ struct PositionOracleTrack: Sendable {
         if groupStamp >= nextCheck, let loudest = group.max(by: { $0.rssi < $1.rssi }) {
             nextCheck = groupStamp + PositionOracle.reseedCheckSeconds
             let floor = Float(loudest.rssi) - power - PositionOracle.reseedMarginDB
-            let levels = map.levels[loudest.gateway]
-            var (low, high) = (0, levels.count)
+            let cells = map.cellsByLevel[loudest.gateway]
+            let base = loudest.gateway * count
+            var (low, high) = (0, cells.count)
             while low < high {
                 let middle = (low + high) / 2
-                if levels[middle] >= floor { low = middle + 1 } else { high = middle }
+                if map.means[base + Int(cells[middle])] >= floor { low = middle + 1 } else { high = middle }
             }
             let stride = max((low + PositionOracle.reseedCells - 1) / PositionOracle.reseedCells, 1)
-            for k in Swift.stride(from: 0, to: low, by: stride) { picks.append(map.cellsByLevel[loudest.gateway][k]) }
+            for k in Swift.stride(from: 0, to: low, by: stride) { picks.append(cells[k]) }
         }
         // Reused from one advertisement to the next: this runs for every advertisement of every tag.
         logLikelihood.removeAll(keepingCapacity: true)

@@ -97,19 +97,15 @@ public struct ZoneGraph: Sendable {
             (0.0, Point(ring.minX, ring.minY)), (width, Point(ring.maxX, ring.minY)),
             (width + height, Point(ring.maxX, ring.maxY)), (2 * width + height, Point(ring.minX, ring.maxY)),
         ]
+        // The shorter way: anticlockwise, or clockwise; the corners met on it, nearest first.
+        let clockwise = forward > perimeter / 2
+        let distance = clockwise ? perimeter - forward : forward
+        let met = corners.map { corner in
+            ((clockwise ? sa - corner.0 : corner.0 - sa) + perimeter).truncatingRemainder(dividingBy: perimeter)
+        }
         var path = [a]
-        if forward <= perimeter / 2 {
-            // Corners met going anticlockwise: those within `forward` of `a`, nearest first.
-            let met = corners.map { ($0.0 - sa + perimeter).truncatingRemainder(dividingBy: perimeter) }
-            for (k, offset) in met.enumerated().sorted(by: { $0.1 < $1.1 }) where offset > 0 && offset < forward {
-                path.append(corners[k].1)
-            }
-        } else {
-            let backward = perimeter - forward
-            let met = corners.map { (sa - $0.0 + perimeter).truncatingRemainder(dividingBy: perimeter) }
-            for (k, offset) in met.enumerated().sorted(by: { $0.1 < $1.1 }) where offset > 0 && offset < backward {
-                path.append(corners[k].1)
-            }
+        for k in met.indices.sorted(by: { met[$0] < met[$1] }) where met[k] > 0 && met[k] < distance {
+            path.append(corners[k].1)
         }
         path.append(b)
         return path
