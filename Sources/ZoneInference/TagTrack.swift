@@ -29,6 +29,9 @@ struct TagTrack: Sendable {
     var candidateSince = 0.0
     /// Last time the reported zone had at least even odds.
     var lastConfident = -Double.infinity
+    /// Last time the zones with an entrance held at least `ZoneEngine.entranceShare` of the belief together (the
+    /// `position` method's belief, the `hmm` method's posterior).
+    var lastAtEntrance = -Double.infinity
     var stayedReported = false
     /// No switch before this (a suspect move is being held back, or a clone is heard).
     var holdUntil = -Double.infinity

@@ -65,7 +65,9 @@ extension ZoneEngine {
     /// The `position` update of one tag: walk its belief for the time since its last update, weigh it by the readings
     /// since, learn its power offset; the leading state, its probability and the reported state's probability. A probe
     /// tag also runs a belief per candidate exponent, whose evidence chooses the map every tag uses.
-    mutating func updatePosition(_ index: Int, dt: Double) -> (leader: Int, probability: Double, reported: Double)? {
+    mutating func updatePosition(
+        _ index: Int, dt: Double
+    ) -> (leader: Int, probability: Double, reported: Double, entrance: Double)? {
         guard !position.maps.isEmpty else { return nil }
         var track = tracks[index]
         tracks[index].pending = []
@@ -114,7 +116,9 @@ extension ZoneEngine {
         {
             learn(from: track, readings: readings)
         }
-        return (best, masses[best], masses[track.state])
+        var entrance = 0.0
+        for zone in model.neighbours[model.noZone] { entrance += masses[zone] }
+        return (best, masses[best], masses[track.state], entrance)
     }
 
     /// Only beliefs this tight (metres) and this sure of their zone teach the map.

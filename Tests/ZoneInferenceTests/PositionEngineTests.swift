@@ -196,6 +196,47 @@ import Testing
         #expect(try #require(hmm.engine.tagState(TestVenue.tag)).position == nil)
     }
 
+    /// A tag that crosses the entrance zone faster than the hub confirms a zone (2 s in a here) is still seen to
+    /// leave: heard outside by a gateway on the porch, it is reported in no zone within seconds, not held in b for as
+    /// long as anyone hears it (as before 2026-11-29: "no zone" only from a zone with an entrance).
+    @Test func aTagThatSlipsOutThroughTheEntranceZoneLeaves() throws {
+        let venue = try VenueLoader.decode(
+            """
+            site: row-with-a-porch
+            zones:
+              - { id: a, rect: { x: 0, y: 0, width: 20, height: 8 } }
+              - { id: b, rect: { x: 20, y: 0, width: 20, height: 8 } }
+            doors:
+              - { between: [outside, a], at: [10, 0] }
+              - { between: [a, b], at: [20, 4] }
+            gateways:
+              - { id: gw-a, zone: a, position: [10, 4] }
+              - { id: gw-b, zone: b, position: [30, 4] }
+              - { id: gw-porch, position: [10, -6] }
+            """, file: "porch.yaml")
+        var driver = Driver(
+            engine: ZoneEngine(
+                venue: venue, settings: Self.settings,
+                directory: TagDirectory(named: [(TestVenue.beacon, TestVenue.tag)], regions: [])))
+        func levels(_ place: String, _ second: Int) -> [(GatewayID, Int)] {
+            let wobble = [0, 2, -1, 3, -2, 1, -3][second % 7]
+            switch place {
+            case "b": return [("gw-a", -86 + wobble), ("gw-b", -68 - wobble)]
+            case "a": return [("gw-a", -70 + wobble), ("gw-porch", -80 - wobble), ("gw-b", -88 + wobble)]
+            default: return [("gw-porch", -64 + wobble), ("gw-a", -84 - wobble)]  // on the porch, a metre from it
+            }
+        }
+        driver.stay(in: "b", from: 0, to: 40, levels: levels)
+        #expect(try #require(driver.engine.tagState(TestVenue.tag)).zone == "b")
+        driver.stay(in: "a", from: 40, to: 42, levels: levels)
+        driver.stay(in: "porch", from: 42, to: 100, levels: levels)
+        let exits = driver.events(.exit)
+        let out = try #require(exits.last, "no exit")
+        #expect(out.t > 42 && out.t <= 55, "exits at \(exits.map(\.t)) from \(exits.map(\.zone))")
+        #expect(!out.reason.contains("not heard"), "\(out.reason)")
+        #expect(try #require(driver.engine.tagState(TestVenue.tag)).zone == nil)
+    }
+
     /// Pruning finds the `maxCells`-th largest mass by selection, not by sorting: the same value as sorting gives,
     /// ties and repeated values included.
     @Test func selectionFindsTheValueSortingWould() {
