@@ -63,8 +63,9 @@ extension ZoneEngine {
     }
 
     /// The `position` update of one tag: walk its belief for the time since its last update, weigh it by the readings
-    /// since, learn its power offset; the leading state, its probability and the reported state's probability. A probe
-    /// tag also runs a belief per candidate exponent, whose evidence chooses the map every tag uses.
+    /// since, learn its power offset; the leading state, its probability, the reported state's probability and that of
+    /// the zones with an entrance together (`ZoneEngine.entranceShare`). A probe tag also runs a belief per candidate
+    /// exponent, whose evidence chooses the map every tag uses.
     mutating func updatePosition(
         _ index: Int, dt: Double
     ) -> (leader: Int, probability: Double, reported: Double, entrance: Double)? {
