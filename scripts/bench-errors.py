@@ -13,9 +13,10 @@ exit event at or before it ("no zone" before the first enter). Printed per kind,
 - wrong: tag-hours the reported state was not the true one (of all the tag-hours counted);
 - late: per true stay of 10 s or more (after the first 20 s), the seconds until the kind first reported its zone (the
   whole stay when it never did): their median, mean, and tag-hours in total, then how many stays and tag-hours fell
-  at 100 s or more;
+  at 100 s or more, and how many of those stays were outside the venue (no zone);
 - held inside: tag-hours the truth said "no zone" while the kind reported a zone without a door to outside.
 """
+import bisect
 import collections
 import json
 import os
@@ -119,18 +120,22 @@ def main():
                 for enter, exit, zone in intervals:
                     if exit - enter < 10 or enter < begin + 20:
                         continue
-                    stay_times = [enter + k for k in range(int(exit - enter))]
-                    found = states(moves.get(tag, []), stay_times)
-                    lags[kind].append(next((k for k, state in enumerate(found) if state == zone), len(stay_times)))
+                    # The counted seconds within the stay (one a second, as above): the first that reports its zone.
+                    first = bisect.bisect_left(times, enter)
+                    found = next((times[k] for k in range(first, len(times))
+                                  if times[k] >= exit or reported[k] == zone), exit)
+                    lags[kind].append((min(found, exit) - enter, zone))
     print(f"{len(folders)} venues of {bench}")
     for kind in kinds:
         if not seconds[kind]:
             continue
-        late = lags[kind]
+        late = [lag for lag, _ in lags[kind]]
         long = [lag for lag in late if lag >= 100]
+        outside = sum(1 for lag, zone in lags[kind] if lag >= 100 and zone is None)
         print(f"{kind}: wrong {wrong[kind] / 3600:.1f} of {seconds[kind] / 3600:.1f} tag-hours; late: {len(late)} stays,"
               f" median {statistics.median(late):.0f} s, mean {statistics.mean(late):.1f} s,"
-              f" {sum(late) / 3600:.1f} tag-hours, {len(long)} stays at 100 s or more ({sum(long) / 3600:.1f} tag-hours);"
+              f" {sum(late) / 3600:.1f} tag-hours, {len(long)} stays at 100 s or more ({sum(long) / 3600:.1f} tag-hours,"
+              f" {outside} of them outside);"
               f" held inside while outside {held[kind] / 3600:.2f} tag-hours")
 
 

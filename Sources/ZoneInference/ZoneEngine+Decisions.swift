@@ -91,6 +91,8 @@ extension ZoneEngine {
         checkClone(index, at: t, events: &events)
         let leader: Int
         let probability: Double
+        // The zones with an entrance, together (none for `strongest`, which keeps the old rule: decide).
+        var entrance = 0.0
         switch settings.method {
         case .strongest:
             var best: (gateway: Int, level: Double)?
@@ -111,7 +113,7 @@ extension ZoneEngine {
             probability = update.probability
             tracks[index].confidence = update.reported
             if update.reported >= 0.5 { tracks[index].lastConfident = t }
-            if update.entrance >= Self.entranceShare { tracks[index].lastAtEntrance = t }
+            entrance = update.entrance
         case .hmm:
             updatePosterior(index, dt: dt)
             let posterior = tracks[index].posterior
@@ -121,10 +123,9 @@ extension ZoneEngine {
             probability = Double(posterior[best])
             tracks[index].confidence = Double(posterior[tracks[index].state])
             if posterior[tracks[index].state] >= 0.5 { tracks[index].lastConfident = t }
-            var entrance: Float = 0
-            for zone in model.neighbours[model.noZone] { entrance += posterior[zone] }
-            if Double(entrance) >= Self.entranceShare { tracks[index].lastAtEntrance = t }
+            for zone in model.neighbours[model.noZone] { entrance += Double(posterior[zone]) }
         }
+        if entrance >= Self.entranceShare { tracks[index].lastAtEntrance = t }
         decide(index, leader: leader, probability: probability, at: t, events: &events)
     }
 
