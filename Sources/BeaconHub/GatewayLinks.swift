@@ -155,6 +155,31 @@ public struct GatewayLinks: Sendable {
     static let linkShiftDB = 3.0
 
     /// The alerts raised since the last call.
+    /// What `relearn` forgot.
+    public struct Relearned: Sendable, Hashable {
+        /// Links to or from the gateway whose receptions and settled levels were dropped.
+        public var links: Int
+        /// The alert in force for it, now cleared; nil when none was.
+        public var cleared: LinkAlert?
+    }
+
+    /// Starts `gateway`'s links afresh, for a gateway whose new place or state is meant to stay (moved on purpose,
+    /// an enclosure added): forgets their receptions, so the next fits learn its gain from what it hears now rather
+    /// than from a window that straddles the change, and where they had settled, so they settle again at the new
+    /// levels (two fit periods, during which the gateway is not watched), and clears its alert. The alert is not
+    /// raised again for the change it accepted; a later lasting shift raises one as before.
+    public mutating func relearn(_ gateway: GatewayID) -> Relearned {
+        let keys = Set(buckets.keys).union(settled.keys).filter { $0.tx == gateway || $0.rx == gateway }
+        for key in keys {
+            buckets[key] = nil
+            settled[key] = nil
+        }
+        let cleared = raised.removeValue(forKey: gateway)
+        shifted[gateway] = nil
+        pendingAlerts.removeAll { $0.gateway == gateway }
+        return Relearned(links: keys.count, cleared: cleared)
+    }
+
     public mutating func takeAlerts() -> [LinkAlert] {
         defer { pendingAlerts.removeAll() }
         return pendingAlerts

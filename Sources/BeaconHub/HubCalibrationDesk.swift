@@ -253,6 +253,23 @@ final class HubCalibrationDesk: CalibrationDesk {
         return CalibrationRolledBack(active: Self.listed(version))
     }
 
+    func relearnLinks(of gateway: String) async throws -> LinksRelearned {
+        let id = GatewayID(unchecked: gateway)
+        guard venue.gateways.contains(where: { $0.id == id }) else {
+            throw APIError(
+                status: 404, "unknown-gateway",
+                "the venue file has no gateway \"\(gateway)\": give a gateway id as /api/venue lists them")
+        }
+        let session = try activeSession()
+        let relearned = session.core.withLock { $0.links.relearn(id) }
+        var metadata: Logger.Metadata = ["gateway": "\(gateway)", "links": "\(relearned.links)"]
+        if let cleared = relearned.cleared { metadata["cleared"] = "\(cleared.code)" }
+        logger.notice("gateway's links started afresh: their new levels will settle over two fits", metadata: metadata)
+        return LinksRelearned(
+            gateway: gateway, t: Self.now(), linksForgotten: relearned.links,
+            alertCleared: relearned.cleared.map { .init(code: $0.code, reason: $0.reason, t: $0.t) })
+    }
+
     /// What was in force before `active`: the version before it, or what that one restored (0: hub.yaml's).
     static func previous(_ active: CalibrationVersion, _ versions: [CalibrationVersion]) -> Int {
         guard let index = versions.firstIndex(where: { $0.version == active.version }), index + 1 < versions.count

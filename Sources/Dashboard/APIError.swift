@@ -7,7 +7,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
     /// Stable, for scripts: `bad-request`, `not-found`, `unauthorized`, `no-history`, `store-error`, `no-web-page`,
     /// `no-chart-js`, `internal`, `http`; the calibration's `no-calibration`, `not-active`, `bad-mark`, `no-session`,
-    /// `session-open`, `nothing-recorded`, `no-version`, `busy`, `bad-version` (docs/openapi.yaml).
+    /// `session-open`, `nothing-recorded`, `no-version`, `busy`, `bad-version`; `unknown-gateway` (docs/openapi.yaml).
     public var code: String
     public var message: String
 

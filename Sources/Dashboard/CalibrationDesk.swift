@@ -14,6 +14,40 @@ public protocol CalibrationDesk: Sendable {
     func finish(_ request: CalibrationFinish) async throws -> CalibrationFinished
     func cancel() async throws
     func rollback(_ request: CalibrationRollback) async throws -> CalibrationRolledBack
+    /// Starts a gateway's links to the others afresh, accepting its new place or state (`gateway-moved`,
+    /// `gateway-degraded`): docs/inference.md, "What gateway-to-gateway links tell".
+    func relearnLinks(of gateway: String) async throws -> LinksRelearned
+}
+
+/// `POST /api/gateways/{gateway}/relearn`.
+public struct LinksRelearned: Codable, Sendable, Hashable {
+    public var gateway: String
+    /// When, by the hub's clock.
+    public var t: Double
+    /// Links to or from the gateway whose receptions and settled levels were forgotten.
+    public var linksForgotten: Int
+    /// The `gateway-moved` / `gateway-degraded` alert it cleared; null when none was in force.
+    public var alertCleared: LiveBoard.LinkAlert?
+
+    public init(gateway: String, t: Double, linksForgotten: Int, alertCleared: LiveBoard.LinkAlert?) {
+        self.gateway = gateway
+        self.t = t
+        self.linksForgotten = linksForgotten
+        self.alertCleared = alertCleared
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case gateway, t, linksForgotten, alertCleared
+    }
+
+    // The null is written, not left out: a script tells "none was in force" from an older hub.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(gateway, forKey: .gateway)
+        try container.encode(t, forKey: .t)
+        try container.encode(linksForgotten, forKey: .linksForgotten)
+        try container.encode(alertCleared, forKey: .alertCleared)
+    }
 }
 
 /// `GET /api/calibration`. The JSON bodies below are public interfaces (docs/openapi.yaml): add, never rename.

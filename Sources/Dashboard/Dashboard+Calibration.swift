@@ -4,7 +4,8 @@ import NIOCore
 
 extension Dashboard {
     /// The calibration page's API (docs/dashboard.md, "The calibration page"): the walk's session, the versions and
-    /// rollback. With a token configured every call needs it, as the rest of `/api/`.
+    /// rollback; and a gateway's links started afresh (its link alert accepted). With a token configured every call
+    /// needs it, as the rest of `/api/`.
     func addCalibrationRoutes(to router: Router<BasicRequestContext>) {
         router.get("/api/calibration") { [self] _, _ in try json(await desk().overview()) }
         router.post("/api/calibration/session") { [self] request, _ in
@@ -32,14 +33,23 @@ extension Dashboard {
             let rollback = try await body(CalibrationRollback.self, of: request)
             return try json(await desk().rollback(rollback))
         }
+        router.post("/api/gateways/:gateway/relearn") { [self] _, context in
+            let gateway = try context.parameters.require("gateway")
+            guard configuration.venue?.gateways.contains(where: { $0.id.rawValue == gateway }) ?? true else {
+                throw APIError(
+                    .notFound, "unknown-gateway",
+                    "the venue file has no gateway \"\(gateway)\": give a gateway id as /api/venue lists them")
+            }
+            return try json(await desk().relearnLinks(of: gateway))
+        }
     }
 
     func desk() throws -> any CalibrationDesk {
         guard let desk = configuration.calibration else {
             throw APIError(
                 .notFound, "no-calibration",
-                "this server does not calibrate: the calibration page is served by beacon-hub run, not by "
-                    + "beacon-hub serve")
+                "this server does not calibrate: the calibration page and the gateways' links are served by "
+                    + "beacon-hub run with a venue file, not by beacon-hub serve")
         }
         return desk
     }

@@ -198,6 +198,80 @@ import ZoneInference
             #expect(alerts.isEmpty && inForce.end.isEmpty)
         }
     }
+
+    /// A gateway moved on purpose (the dashboard's "learn its links afresh", `POST /api/gateways/{id}/relearn`):
+    /// twenty minutes in place, then fifty at its new place, the alert accepted (`relearn`) when it was raised, then
+    /// twenty with its links all 12 dB down. Without the relearn the alert stays in force all along; with it the
+    /// alert is cleared, is not raised again for the move, the links it keeps are only those heard since, and a
+    /// later fault is named as before.
+    @Test func aGatewayMovedOnPurposeIsLearnedAfreshAndWatchedAgain() async throws {
+        try await onOwnThread {
+            let victim: GatewayID = "gw-front-2"
+            let venue = try VenueLoader.decode(
+                GatewayBeacons.namingBeacons(inVenueFile: RandomVenue.generate(seed: 3).yaml), file: "venue.yaml")
+            var moved = venue
+            let index = moved.gateways.firstIndex { $0.id == victim }!
+            moved.gateways[index].position = Point(
+                moved.gateways[index].position.x + 15, moved.gateways[index].position.y + 8)
+            func receptions(_ venue: Venue, from: Double, duration: Double) -> [GatewayBeacons.Reception] {
+                var rng = SeededGenerator(seed: 3)
+                let radio = RadioModel(venue: venue, using: &rng)
+                let beacons = GatewayBeacons(venue: venue, radio: radio, seed: 4)
+                return beacons.receptions(from: from, duration: duration, seed: UInt64(from) + 5).sorted { $0.t < $1.t }
+            }
+            let faultAt = 4200.0
+            let heard =
+                receptions(venue, from: 0, duration: 1200) + receptions(moved, from: 1200, duration: 3000)
+                + receptions(moved, from: faultAt, duration: 1200).map { reception in
+                    var faded = reception
+                    if reception.tx == victim || reception.rx == victim { faded.rssi -= 12 }
+                    return faded
+                }
+            func run(relearning: Bool) -> (
+                raised: [(t: Double, alert: GatewayLinks.LinkAlert)], relearned: GatewayLinks.Relearned?,
+                atFault: [GatewayID: GatewayLinks.LinkAlert], firstKept: Double
+            ) {
+                var links = GatewayLinks()
+                var raised: [(t: Double, alert: GatewayLinks.LinkAlert)] = []
+                var relearned: GatewayLinks.Relearned?
+                var atFault: [GatewayID: GatewayLinks.LinkAlert]?
+                var firstKept = Double.infinity
+                for reception in heard {
+                    if reception.t >= faultAt && atFault == nil {
+                        atFault = links.alertsInForce
+                        let ofVictim = links.tallies.filter { $0.key.tx == victim || $0.key.rx == victim }
+                        firstKept = ofVictim.map(\.value.first).min() ?? .infinity
+                    }
+                    _ = links.fitIfDue(at: reception.t, venue: venue, settings: InferenceSettings(), intervals: [:])
+                    let new = links.takeAlerts()
+                    raised += new.map { (reception.t, $0) }
+                    if relearning, relearned == nil, new.contains(where: { $0.gateway == victim }) {
+                        relearned = links.relearn(victim)
+                    }
+                    links.note(
+                        tx: reception.tx, rx: reception.rx, rssi: reception.rssi, t: reception.t, measuredPower: -59)
+                }
+                return (raised, relearned, atFault ?? [:], firstKept)
+            }
+
+            let kept = run(relearning: false)
+            #expect(kept.raised.map(\.alert.code) == ["gateway-moved"])
+            #expect(kept.atFault[victim]?.code == "gateway-moved", "without the relearn the alert stays in force")
+
+            let accepted = run(relearning: true)
+            let movedAlert = try #require(accepted.raised.first)
+            #expect(movedAlert.alert.code == "gateway-moved" && movedAlert.alert.gateway == victim)
+            let relearned = try #require(accepted.relearned)
+            #expect(relearned.cleared == movedAlert.alert)
+            // The alert needed at least `watchedLinks` links of the gateway's: every one of them is forgotten.
+            #expect(relearned.links >= GatewayLinks.watchedLinks)
+            #expect(accepted.atFault.isEmpty, "cleared, and not raised again for the move: \(accepted.raised)")
+            #expect(accepted.firstKept >= movedAlert.t, "only receptions heard since the relearn are kept")
+            let later = accepted.raised.dropFirst()
+            #expect(later.map(\.alert.code) == ["gateway-degraded"], "\(later.map(\.alert))")
+            #expect(later.allSatisfy { $0.alert.gateway == victim && $0.t > faultAt })
+        }
+    }
 }
 
 extension ReplayTool.Summary {

@@ -2,6 +2,7 @@ import BeaconModel
 import BrokerTestSupport
 import Dashboard
 import Foundation
+import Synchronization
 import Testing
 
 /// The web page in a real headless Chromium, driven through Debian's chromedriver (WebDriver over HTTP): the page
@@ -18,7 +19,10 @@ import Testing
         ))
     func thePageShowsTheVenueLiveAndItsHistory() async throws {
         // History within the page's last 24 hours: the itinerary began an hour ago.
-        let fixture = try await DashboardFixture(historyStart: Date().timeIntervalSince1970 - 7200)
+        let relearning = RelearningDesk()
+        let fixture = try await DashboardFixture(
+            historyStart: Date().timeIntervalSince1970 - 7200, calibration: relearning)
+        relearning.board.withLock { $0 = fixture.board }
         defer { TestTeardown.add { await fixture.stop() } }
         try fixture.place("visitor-1", in: "entrance")
         // visitor-2 comes with the position engine's estimate: its dot goes there, on a disc of its uncertainty.
@@ -159,6 +163,27 @@ import Testing
             "\(String(describing: panel))")
         #expect(panel?[4] == "online (boot b1)", "\(String(describing: panel))")
         try await driver.screenshot("dashboard-8-gateway-links")
+
+        // The change was meant: the panel's button asks the hub to learn the gateway's links afresh
+        // (`POST /api/gateways/gw-egypt/relearn`), says what it did, and the alert goes as the hub clears it.
+        #expect(
+            try await driver.run("return document.getElementById('gateway-relearn-row').hidden") as? Bool == false)
+        try await driver.click("#gateway-relearn")
+        let relearned =
+            try await driver.poll(
+                """
+                return [document.getElementById('gateway-relearn-result').textContent,
+                  String(document.getElementById('gateway-alert-badge').hidden),
+                  document.querySelector('#gateways rect[data-gateway="gw-egypt"]').getAttribute('class')];
+                """
+            ) { ($0 as? [String]).map { $0[1] == "true" && $0[0].contains("forgotten") } ?? false } as? [String]
+        #expect(
+            relearned?[0]
+                == "gateway-degraded cleared; 10 links forgotten: their new levels settle over the next two fits.",
+            "\(String(describing: relearned))")
+        #expect(relearned?[1] == "true" && relearned?[2].contains("link-alert") == false)
+        #expect(relearning.asked.withLock { $0 } == ["gw-egypt"])
+        try await driver.screenshot("dashboard-9-gateway-relearned")
 
         let errors = try await driver.consoleErrors()
         #expect(errors.isEmpty, "console errors: \(errors)")
@@ -328,4 +353,36 @@ import Testing
         let errors = try await driver.consoleErrors()
         #expect(errors.isEmpty, "console errors: \(errors)")
     }
+}
+
+/// The hub's side of `POST /api/gateways/{id}/relearn` for the page's test: records the call, and clears the
+/// gateway's alert on the board as the hub's next tick would (the hub's own is tested end to end, in
+/// GatewayBeaconsTests and LinkAlertTests). Nothing else of the calibration is asked here.
+final class RelearningDesk: CalibrationDesk {
+    let asked = Mutex<[String]>([])
+    let board = Mutex<LiveBoard?>(nil)
+
+    func relearnLinks(of gateway: String) async throws -> LinksRelearned {
+        asked.withLock { $0.append(gateway) }
+        let alert = LiveBoard.LinkAlert(code: "gateway-degraded", reason: "", t: Date().timeIntervalSince1970 - 60)
+        board.withLock { board in
+            board?.setGateways([
+                LiveBoard.GatewayHealth(
+                    gateway: GatewayID(unchecked: gateway), online: true, monitored: true,
+                    lastContact: Date().timeIntervalSince1970, boot: "b1")
+            ])
+        }
+        return LinksRelearned(
+            gateway: gateway, t: Date().timeIntervalSince1970, linksForgotten: 10, alertCleared: alert)
+    }
+
+    static func unused() -> APIError { APIError(status: 404, "no-calibration", "not part of this test") }
+    func overview() async throws -> CalibrationOverview { throw Self.unused() }
+    func start(_ request: CalibrationStart) async throws -> CalibrationSessionView { throw Self.unused() }
+    func session() async throws -> CalibrationSessionView { throw Self.unused() }
+    func mark(_ request: CalibrationMark) async throws -> CalibrationSessionView { throw Self.unused() }
+    func plan(_ request: CalibrationPlan) async throws -> CalibrationSessionView { throw Self.unused() }
+    func finish(_ request: CalibrationFinish) async throws -> CalibrationFinished { throw Self.unused() }
+    func cancel() async throws { throw Self.unused() }
+    func rollback(_ request: CalibrationRollback) async throws -> CalibrationRolledBack { throw Self.unused() }
 }

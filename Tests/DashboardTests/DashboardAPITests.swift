@@ -93,6 +93,21 @@ import Testing
         #expect(cleared != nil && cleared?["linkAlert"] == nil)
     }
 
+    /// `POST /api/gateways/{gateway}/relearn` asks the hub's desk; a server without one (`beacon-hub serve`) says so,
+    /// a gateway the venue lacks is refused by name, and a token is needed when one is set.
+    @Test func relearningAGatewaysLinksNeedsTheTokenAVenueGatewayAndTheLiveHub() async throws {
+        let fixture = try await DashboardFixture(token: "relearn-token-0123456789", history: false)
+        defer { TestTeardown.add { await fixture.stop() } }
+        #expect(try await fixture.get("/api/gateways/gw-egypt/relearn", header: false, method: "POST").status == 401)
+        let missing = try await fixture.get("/api/gateways/gw-nowhere/relearn", method: "POST")
+        let missingError = missing.json["error"] as? [String: Any]
+        #expect(missing.status == 404 && missingError?["code"] as? String == "unknown-gateway", "\(missing.text)")
+        #expect((missingError?["message"] as? String)?.contains("gw-nowhere") == true)
+        let served = try await fixture.get("/api/gateways/gw-egypt/relearn", method: "POST")
+        #expect(served.status == 404, "\(served.text)")
+        #expect((served.json["error"] as? [String: Any])?["code"] as? String == "no-calibration")
+    }
+
     @Test func liveTagsOccupancyAndRegionStateFollowWhatTheHubPublishes() async throws {
         let fixture = try await DashboardFixture()
         defer { TestTeardown.add { await fixture.stop() } }

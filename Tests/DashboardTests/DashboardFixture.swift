@@ -33,7 +33,7 @@ final class DashboardFixture: Sendable {
 
     init(
         token: String? = nil, history: Bool = true, historyStart: Double = DashboardFixture.start,
-        corsOrigins: [String] = []
+        corsOrigins: [String] = [], calibration: (any CalibrationDesk)? = nil
     ) async throws {
         self.historyStart = historyStart
         let venue = try VenueLoader.load(from: Self.root.appendingPathComponent("config/venues/museum.yaml").path)
@@ -56,7 +56,7 @@ final class DashboardFixture: Sendable {
         dashboard = Dashboard(
             configuration: DashboardConfiguration(
                 port: 0, token: token, site: "museum", venue: venue, regions: regions,
-                storePath: history ? database : nil, corsOrigins: corsOrigins),
+                storePath: history ? database : nil, corsOrigins: corsOrigins, calibration: calibration),
             board: board, registry: registry, logger: Logger(label: "test.dashboard"))
         let task = Task { [dashboard] in await dashboard.run() }
         self.task = task

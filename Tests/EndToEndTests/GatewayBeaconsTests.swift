@@ -35,7 +35,11 @@ extension HubServiceTests {
         regions: [{ id: everything, ibeacon: { uuid: 6A7E3A1E-B0B0-4C0D-9E5E-0000000000FF } }]
         live: { tickSeconds: 0.2, statusSeconds: 1 }
         inference: { linkFitSeconds: 5 }
+        http: { host: 127.0.0.1, port: 0, tokenFile: token.txt }
         """.write(toFile: config, atomically: true, encoding: .utf8)
+        let tokenFile = directory.appendingPathComponent("token.txt").path
+        try Self.token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        chmod(tokenFile, 0o600)
         let (hubWatcher, hubStatuses) = try await watch(broker, "beacontracker/museum/hub/status")
         let (stateWatcher, states) = try await watch(broker, "beacontracker/museum/tags/+/state")
         let (gatewayWatcher, gatewayStatuses) = try await watch(broker, "beacontracker/museum/gateways/+/status")
@@ -68,6 +72,20 @@ extension HubServiceTests {
             return links.map { $0.applied && $0.linksUsed >= 10 && $0.gains.count == museum.gateways.count } ?? false
         }
         #expect(fitted != nil, "hub statuses: \(hubStatuses.messages.suffix(2).map(\.text))")
+
+        // A gateway's links started afresh from the dashboard's API (its link alert accepted; none is in force here):
+        // only with the token, only for a gateway of the venue, and the links it had are forgotten.
+        let url = try await dashboardURL(of: hub)
+        let gateway = try #require(museum.gateways.first).id.rawValue
+        let relearn = "/api/gateways/\(gateway)/relearn"
+        #expect(try await api(url, relearn, token: nil, method: "POST").0 == 401)
+        let (missing, refused) = try await api(url, "/api/gateways/gw-nowhere/relearn", method: "POST")
+        #expect(missing == 404 && (refused["error"] as? [String: Any])?["code"] as? String == "unknown-gateway")
+        let (status, relearned) = try await api(url, relearn, method: "POST")
+        #expect(status == 200 && relearned["gateway"] as? String == gateway, "\(relearned)")
+        #expect((relearned["linksForgotten"] as? Int ?? 0) >= 2, "\(relearned)")
+        #expect(relearned["alertCleared"] is NSNull, "\(relearned)")
+        #expect(hub.text.contains("gateway's links started afresh"), "\(hub.text.suffix(2000))")
 
         sim.signal(SIGTERM)
         #expect(await sim.waitForExit(timeout: .seconds(60)) == 0, "\(sim.text.suffix(2000))")

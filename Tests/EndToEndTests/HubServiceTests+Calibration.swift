@@ -83,10 +83,12 @@ extension HubServiceTests {
         return try #require(base, "no dashboard URL in the log: \(hub.text)")
     }
 
-    /// GET `path` of the hub's API with the token; the status and the JSON.
-    func api(_ url: String, _ path: String, token: String? = HubServiceTests.token) async throws -> (Int, [String: Any])
-    {
+    /// `method` (GET) `path` of the hub's API with the token; the status and the JSON.
+    func api(
+        _ url: String, _ path: String, token: String? = HubServiceTests.token, method: String = "GET"
+    ) async throws -> (Int, [String: Any]) {
         var request = URLRequest(url: URL(string: url + path)!)
+        request.httpMethod = method
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         let (data, response) = try await URLSession.shared.data(for: request)
         return (

@@ -17,8 +17,8 @@ const state = {
   tagSort: { key: "battery", descending: false },  // the Tags view's order: a column of tagColumns
 };
 
-async function api(path) {
-  const response = await fetch(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+async function api(path, method = "GET") {
+  const response = await fetch(path, { method, headers: token ? { Authorization: `Bearer ${token}` } : {} });
   const body = await response.json().catch(() => ({}));
   if (response.status === 401) {
     throw new Error((body.error ? body.error.message : "unauthorised")
@@ -244,6 +244,23 @@ function drawGatewayPanel() {
     badgeNode.textContent = alert.code;
     document.getElementById("gateway-alert").textContent = `Since ${dateTime(alert.t)}: ${alert.reason}`;
   }
+  // The change was meant (moved on purpose, an enclosure added): the hub forgets its links and learns them again.
+  document.getElementById("gateway-relearn-row").hidden = !alert
+    && !document.getElementById("gateway-relearn-result").textContent;
+}
+
+async function relearnGateway() {
+  const id = state.selectedGateway;
+  const result = document.getElementById("gateway-relearn-result");
+  if (!id) return;
+  result.textContent = "…";
+  try {
+    const done = await api(`/api/gateways/${encodeURIComponent(id)}/relearn`, "POST");
+    result.textContent = (done.alertCleared ? `${done.alertCleared.code} cleared; ` : "")
+      + `${done.linksForgotten} links forgotten: their new levels settle over the next two fits.`;
+  } catch (error) {
+    result.textContent = `not done: ${error.message}`;
+  }
 }
 
 // "+2.3 ± 1.1 dB, applied (fit 14:05)": the links' fit of its receive gain, or why there is none; for a gateway
@@ -259,6 +276,7 @@ function gainText(gain) {
 }
 
 async function selectGateway(id) {
+  if (state.selectedGateway !== id) document.getElementById("gateway-relearn-result").textContent = "";
   state.selectedGateway = id;
   state.selectedTag = null;
   state.selectedZone = null;
@@ -727,6 +745,7 @@ async function start() {
     document.getElementById("path-layer").replaceChildren();
     drawTags();
   });
+  document.getElementById("gateway-relearn").addEventListener("click", relearnGateway);
   try {
     state.venue = await api("/api/venue");
   } catch (error) {
