@@ -14,6 +14,9 @@ exit event at or before it ("no zone" before the first enter). Printed per kind,
 - late: per true stay of 10 s or more (after the first 20 s), the seconds until the kind first reported its zone (the
   whole stay when it never did): their median, mean, and tag-hours in total, then how many stays and tag-hours fell
   at 100 s or more, and how many of those stays were outside the venue (no zone);
+- lost: per true stay of 10 s or more, the tag-hours the kind reported another state after it had first reported the
+  stay's zone (it had the tag, then lost it: what the map says of places within the zone, not lateness), and how many
+  of them fell in spells of 30 s or more;
 - held inside: tag-hours the truth said "no zone" while the kind reported a zone without a door to outside.
 """
 import bisect
@@ -95,6 +98,7 @@ def main():
         usage(f"{bench} has no seed-N folders")
     wrong, seconds, held = collections.Counter(), collections.Counter(), collections.Counter()
     lags = collections.defaultdict(list)
+    lost, lost_long = collections.Counter(), collections.Counter()
     for folder in folders:
         path = os.path.join(bench, folder)
         stays = truth(os.path.join(path, "run", "truth.jsonl"))
@@ -125,6 +129,18 @@ def main():
                     found = next((times[k] for k in range(first, len(times))
                                   if times[k] >= exit or reported[k] == zone), exit)
                     lags[kind].append((min(found, exit) - enter, zone))
+                    # After that first second: spells of another state within the stay.
+                    spell = 0
+                    for k in range(bisect.bisect_left(times, found), len(times) + 1):
+                        if k < len(times) and times[k] < exit and reported[k] != zone:
+                            spell += 1
+                            continue
+                        lost[kind] += spell
+                        if spell >= 30:
+                            lost_long[kind] += spell
+                        spell = 0
+                        if k >= len(times) or times[k] >= exit:
+                            break
     print(f"{len(folders)} venues of {bench}")
     for kind in kinds:
         if not seconds[kind]:
@@ -135,7 +151,8 @@ def main():
         print(f"{kind}: wrong {wrong[kind] / 3600:.1f} of {seconds[kind] / 3600:.1f} tag-hours; late: {len(late)} stays,"
               f" median {statistics.median(late):.0f} s, mean {statistics.mean(late):.1f} s,"
               f" {sum(late) / 3600:.1f} tag-hours, {len(long)} stays at 100 s or more ({sum(long) / 3600:.1f} tag-hours,"
-              f" {outside} of them outside);"
+              f" {outside} of them outside); lost {lost[kind] / 3600:.1f} tag-hours"
+              f" ({lost_long[kind] / 3600:.1f} in spells of 30 s or more);"
               f" held inside while outside {held[kind] / 3600:.2f} tag-hours")
 
 
