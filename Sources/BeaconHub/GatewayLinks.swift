@@ -154,7 +154,6 @@ public struct GatewayLinks: Sendable {
     /// A link counts as shifted by this much (dB); most of a gateway's links must be.
     static let linkShiftDB = 3.0
 
-    /// The alerts raised since the last call.
     /// What `relearn` forgot.
     public struct Relearned: Sendable, Hashable {
         /// Links to or from the gateway whose receptions and settled levels were dropped.
@@ -180,6 +179,7 @@ public struct GatewayLinks: Sendable {
         return Relearned(links: keys.count, cleared: cleared)
     }
 
+    /// The alerts raised since the last call.
     public mutating func takeAlerts() -> [LinkAlert] {
         defer { pendingAlerts.removeAll() }
         return pendingAlerts
