@@ -1,4 +1,5 @@
 import BeaconModel
+import Dashboard
 import ZoneInference
 
 /// What each gateway hears of the other gateways' own beacons (issue 22): per directed link, the receptions' count
@@ -299,4 +300,9 @@ public struct GatewayLinks: Sendable {
                     measuredPower: tally.measuredPower.map(Double.init) ?? defaultPower, rssiSigma: tally.rssiSigma)
             }
     }
+}
+
+extension LiveBoard.LinkAlert {
+    /// The alert as the dashboard shows it.
+    init(_ alert: GatewayLinks.LinkAlert) { self.init(code: alert.code, reason: alert.reason, t: alert.t) }
 }

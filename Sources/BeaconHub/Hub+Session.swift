@@ -327,7 +327,7 @@ extension Hub {
                     LiveBoard.GatewayHealth(
                         gateway: id, online: health.online, monitored: health.monitored,
                         lastContact: health.lastContact > 0 ? health.lastContact : nil, boot: health.boot,
-                        linkAlert: linkAlerts[id].map { LiveBoard.LinkAlert(code: $0.code, reason: $0.reason, t: $0.t) }
+                        linkAlert: linkAlerts[id].map(LiveBoard.LinkAlert.init)
                     )
                 })
             hub.board.updateHealth { health in

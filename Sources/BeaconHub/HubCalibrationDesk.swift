@@ -263,7 +263,7 @@ final class HubCalibrationDesk: CalibrationDesk {
         logger.notice("gateway's links started afresh: their new levels will settle over two fits", metadata: metadata)
         return LinksRelearned(
             gateway: gateway, t: Self.now(), linksForgotten: relearned.links,
-            alertCleared: relearned.cleared.map { .init(code: $0.code, reason: $0.reason, t: $0.t) })
+            alertCleared: relearned.cleared.map(LiveBoard.LinkAlert.init))
     }
 
     /// What was in force before `active`: the version before it, or what that one restored (0: hub.yaml's).

@@ -116,6 +116,27 @@ import ZoneInference
 @Suite struct LinkAlertTests {
     /// Twenty minutes as the venue is, then twenty with `change` made to the receptions or to the venue (and with
     /// `thenBack`, half an hour as it was again); the alerts, and the alerts in force at 40 minutes and at the end.
+    /// The training venue of seed 3, its gateways' beacons named.
+    static func venue() throws -> Venue {
+        try VenueLoader.decode(
+            GatewayBeacons.namingBeacons(inVenueFile: RandomVenue.generate(seed: 3).yaml), file: "venue.yaml")
+    }
+
+    /// What the gateways of `venue` hear of each other from `from` for `duration` seconds, in time order.
+    static func receptions(_ venue: Venue, from: Double, duration: Double = 1200) -> [GatewayBeacons.Reception] {
+        var rng = SeededGenerator(seed: 3)
+        let radio = RadioModel(venue: venue, using: &rng)
+        let beacons = GatewayBeacons(venue: venue, radio: radio, seed: 4)
+        return beacons.receptions(from: from, duration: duration, seed: UInt64(from) + 5).sorted { $0.t < $1.t }
+    }
+
+    /// `gateway` taken 15 m along and 8 m across.
+    static func move(_ gateway: GatewayID, in venue: inout Venue) {
+        let index = venue.gateways.firstIndex { $0.id == gateway }!
+        venue.gateways[index].position = Point(
+            venue.gateways[index].position.x + 15, venue.gateways[index].position.y + 8)
+    }
+
     static func alerts(
         change: (inout Venue) -> Void = { _ in }, alter: (GatewayBeacons.Reception) -> Int? = { $0.rssi },
         thenBack: Bool = false
@@ -123,26 +144,19 @@ import ZoneInference
         alerts: [(t: Double, alert: GatewayLinks.LinkAlert)], venue: Venue,
         inForce: (changed: [GatewayID: GatewayLinks.LinkAlert], end: [GatewayID: GatewayLinks.LinkAlert])
     ) {
-        let venue = try VenueLoader.decode(
-            GatewayBeacons.namingBeacons(inVenueFile: RandomVenue.generate(seed: 3).yaml), file: "venue.yaml")
+        let venue = try Self.venue()
         var changed = venue
         change(&changed)
-        func receptions(_ venue: Venue, from: Double, duration: Double = 1200) -> [GatewayBeacons.Reception] {
-            var rng = SeededGenerator(seed: 3)
-            let radio = RadioModel(venue: venue, using: &rng)
-            let beacons = GatewayBeacons(venue: venue, radio: radio, seed: 4)
-            return beacons.receptions(from: from, duration: duration, seed: UInt64(from) + 5).sorted { $0.t < $1.t }
-        }
         let heard =
-            receptions(venue, from: 0)
-            + receptions(changed, from: 1200).compactMap { reception in
+            Self.receptions(venue, from: 0)
+            + Self.receptions(changed, from: 1200).compactMap { reception in
                 alter(reception).map { rssi in
                     var altered = reception
                     altered.rssi = rssi
                     return altered
                 }
             }
-            + (thenBack ? receptions(venue, from: 2400, duration: 1800) : [])
+            + (thenBack ? Self.receptions(venue, from: 2400, duration: 1800) : [])
         var links = GatewayLinks()
         var raised: [(Double, GatewayLinks.LinkAlert)] = []
         var inForceChanged: [GatewayID: GatewayLinks.LinkAlert] = [:]
@@ -180,11 +194,7 @@ import ZoneInference
     @Test func aGatewayTakenElsewhereHasMoved() async throws {
         try await onOwnThread {
             let victim: GatewayID = "gw-front-2"
-            let (alerts, _, inForce) = try Self.alerts(change: { venue in
-                let index = venue.gateways.firstIndex { $0.id == victim }!
-                venue.gateways[index].position = Point(
-                    venue.gateways[index].position.x + 15, venue.gateways[index].position.y + 8)
-            })
+            let (alerts, _, inForce) = try Self.alerts(change: { Self.move(victim, in: &$0) })
             #expect(alerts.map(\.alert.gateway) == [victim])
             #expect(alerts.first?.alert.code == "gateway-moved")
             #expect(inForce.end[victim]?.code == "gateway-moved")
@@ -207,22 +217,13 @@ import ZoneInference
     @Test func aGatewayMovedOnPurposeIsLearnedAfreshAndWatchedAgain() async throws {
         try await onOwnThread {
             let victim: GatewayID = "gw-front-2"
-            let venue = try VenueLoader.decode(
-                GatewayBeacons.namingBeacons(inVenueFile: RandomVenue.generate(seed: 3).yaml), file: "venue.yaml")
+            let venue = try Self.venue()
             var moved = venue
-            let index = moved.gateways.firstIndex { $0.id == victim }!
-            moved.gateways[index].position = Point(
-                moved.gateways[index].position.x + 15, moved.gateways[index].position.y + 8)
-            func receptions(_ venue: Venue, from: Double, duration: Double) -> [GatewayBeacons.Reception] {
-                var rng = SeededGenerator(seed: 3)
-                let radio = RadioModel(venue: venue, using: &rng)
-                let beacons = GatewayBeacons(venue: venue, radio: radio, seed: 4)
-                return beacons.receptions(from: from, duration: duration, seed: UInt64(from) + 5).sorted { $0.t < $1.t }
-            }
+            Self.move(victim, in: &moved)
             let faultAt = 4200.0
             let heard =
-                receptions(venue, from: 0, duration: 1200) + receptions(moved, from: 1200, duration: 3000)
-                + receptions(moved, from: faultAt, duration: 1200).map { reception in
+                Self.receptions(venue, from: 0, duration: 1200) + Self.receptions(moved, from: 1200, duration: 3000)
+                + Self.receptions(moved, from: faultAt, duration: 1200).map { reception in
                     var faded = reception
                     if reception.tx == victim || reception.rx == victim { faded.rssi -= 12 }
                     return faded
