@@ -136,6 +136,18 @@ public struct GatewayLinks: Sendable {
         public var reason: String
         /// Scan time of the fit that raised it.
         public var t: Double
+        /// For `gateway-moved`: where its links say it is now (`LinkCalibration.locate`), when they say.
+        public var fix: LinkCalibration.Fix? = nil
+
+        /// `fix` as the alert's event and the dashboard carry it (to 0.1 m).
+        public var estimatedPosition: EstimatedPosition? {
+            fix.map { fix in
+                func rounded(_ metres: Double) -> Double { (metres * 10).rounded() / 10 }
+                return EstimatedPosition(
+                    x: rounded(fix.position.x), y: rounded(fix.position.y), withinMetres: rounded(fix.withinMetres),
+                    movedMetres: rounded(fix.movedMetres))
+            }
+        }
     }
 
     /// The alert in force for each gateway whose links have not come back since it was raised (the dashboard marks
@@ -188,14 +200,15 @@ public struct GatewayLinks: Sendable {
 
     /// Compares each link's level over the last `period` seconds with where it settled, gateway by gateway. Links
     /// of a gateway under suspicion do not settle further, so a slow drift cannot teach the baseline its own fault.
-    mutating func watch(at t: Double, period: Double) {
+    mutating func watch(at t: Double, period: Double, venue: Venue, sensitivity: Double) {
         let first = Int(((t - period) / Self.bucketSeconds).rounded(.down))
-        var recent: [Key: Double] = [:]
+        var recentTallies: [Key: Tally] = [:]
         for (key, minutes) in buckets {
             var total = Tally()
             for (minute, tally) in minutes where minute >= first { total.merge(tally) }
-            if total.count >= 10 { recent[key] = total.meanRSSI }
+            if total.count >= 10 { recentTallies[key] = total }
         }
+        let recent = recentTallies.mapValues(\.meanRSSI)
         var involved: [GatewayID: [(key: Key, before: Double, after: Double)]] = [:]
         for (key, after) in recent {
             guard let base = settled[key], base.periods >= Self.settlePeriods else { continue }
@@ -233,12 +246,20 @@ public struct GatewayLinks: Sendable {
                 code == "gateway-degraded"
                 ? "all fell together (antenna blocked, adapter failing?)"
                 : "shifted each its own way (moved?)"
+            let fix =
+                code == "gateway-moved"
+                ? locate(gateway, recent: recentTallies, venue: venue, sensitivity: sensitivity) : nil
+            let place = fix.map { fix in
+                String(
+                    format: "; heard now as if at (%.1f, %.1f), within %.0f m: %.0f m from its place in the venue file",
+                    fix.position.x, fix.position.y, fix.withinMetres.rounded(.up), fix.movedMetres)
+            }
             let alert = LinkAlert(
                 code: code, gateway: gateway,
                 reason: "\(gateway)'s \(links.count) links to other gateways \(what) for \(fits) fits in a row: "
                     + "mean shift \(String(format: "%+.1f", mean)) dB, spread \(String(format: "%.1f", spread)) dB; "
-                    + evidence.joined(separator: ", "),
-                t: t)
+                    + evidence.joined(separator: ", ") + (place ?? ""),
+                t: t, fix: fix)
             raised[gateway] = alert
             pendingAlerts.append(alert)
         }
@@ -249,6 +270,25 @@ public struct GatewayLinks: Sendable {
             let weight = 1 / Double(min(periods, 6))
             settled[key] = (base.mean + weight * (after - base.mean), periods)
         }
+    }
+
+    /// Where `gateway`'s links say it is now: each link to or from it heard in the last period (`recent`), and each
+    /// that had settled and is no longer heard, against the latest fit (`LinkCalibration.locate`).
+    func locate(
+        _ gateway: GatewayID, recent: [Key: Tally], venue: Venue, sensitivity: Double
+    ) -> LinkCalibration.Fix? {
+        guard let fit else { return nil }
+        var heard: [LinkCalibration.Heard] = []
+        for key in Set(recent.keys).union(settled.keys) where key.tx == gateway || key.rx == gateway {
+            let tally = recent[key]
+            let power = tally?.measuredPower ?? buckets[key]?.values.compactMap(\.measuredPower).first
+            heard.append(
+                LinkCalibration.Heard(
+                    other: key.tx == gateway ? key.rx : key.tx, outgoing: key.tx == gateway,
+                    meanRSSI: tally?.meanRSSI, measuredPower: power.map(Double.init) ?? -59))
+        }
+        heard.sort { ($0.other.rawValue, $0.outgoing ? 0 : 1) < ($1.other.rawValue, $1.outgoing ? 0 : 1) }
+        return LinkCalibration.locate(gateway, heard: heard, venue: venue, fit: fit, sensitivity: sensitivity)
     }
 
     /// Whether `fitIfDue` would fit at scan time `t`: links were heard and the period is over. Cheap, for callers that
@@ -266,7 +306,7 @@ public struct GatewayLinks: Sendable {
         let period = settings.linkFitSeconds > 0 ? settings.linkFitSeconds : 300
         nextFit = t + period
         forget(before: t - settings.linkWindowSeconds)
-        watch(at: t, period: period)
+        watch(at: t, period: period, venue: venue, sensitivity: settings.sensitivity)
         guard
             let result = LinkCalibration.solve(
                 venue: venue, links: calibrationLinks(intervals: intervals),
@@ -304,5 +344,7 @@ public struct GatewayLinks: Sendable {
 
 extension LiveBoard.LinkAlert {
     /// The alert as the dashboard shows it.
-    init(_ alert: GatewayLinks.LinkAlert) { self.init(code: alert.code, reason: alert.reason, t: alert.t) }
+    init(_ alert: GatewayLinks.LinkAlert) {
+        self.init(code: alert.code, reason: alert.reason, t: alert.t, estimatedPosition: alert.estimatedPosition)
+    }
 }

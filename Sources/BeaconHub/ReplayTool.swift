@@ -25,6 +25,8 @@ public enum ReplayTool {
         public var linkFits = 0
         /// Tag health alerts raised (`tag-battery-low`, …), by code.
         public var tagAlerts: [String: Int] = [:]
+        /// The gateways' link alerts raised (`gateway-moved`, `gateway-degraded`), by code.
+        public var linkAlerts: [String: Int] = [:]
     }
 
     /// Replays `inputPath` through the configuration's engine, writing one event line per event to `eventsPath`.
@@ -91,6 +93,7 @@ public enum ReplayTool {
         let learning = !links.beacons.isEmpty
         var gatewayBeacons = 0
         var linkFits = 0
+        var linkAlerts: [String: Int] = [:]
         var keys: [String: String] = [:]
         var storedRows = 0
         var commits = 0
@@ -132,6 +135,13 @@ public enum ReplayTool {
             {
                 engine.apply(learned)
                 linkFits += 1
+            }
+            for raised in links.takeAlerts() {
+                linkAlerts[raised.code, default: 0] += 1
+                events.append(
+                    ZoneEvent(
+                        type: .alert, tag: nil, zone: nil, t: raised.t, confidence: 1, reason: raised.reason,
+                        code: raised.code, gateway: raised.gateway, estimatedPosition: raised.estimatedPosition))
             }
             if learning, let tx = links.gateway(advertising: sighting.beacon) {
                 if tx != sighting.gateway {
@@ -181,7 +191,7 @@ public enum ReplayTool {
             input: input, counters: engine.counters, events: written,
             wallSeconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, storedRows: storedRows,
             commits: commits, from: first, to: last, gatewayBeacons: gatewayBeacons, linkFit: links.fit,
-            linkFits: linkFits, tagAlerts: tagAlerts)
+            linkFits: linkFits, tagAlerts: tagAlerts, linkAlerts: linkAlerts)
     }
 }
 
@@ -227,6 +237,12 @@ extension ReplayTool {
                     + "gains (dB) \(gains.joined(separator: ", "))"
             }
             lines.append(line)
+        }
+        if !summary.linkAlerts.isEmpty {
+            lines.append(
+                "  link alerts: "
+                    + summary.linkAlerts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+                        separator: ", "))
         }
         if !summary.tagAlerts.isEmpty {
             lines.append(

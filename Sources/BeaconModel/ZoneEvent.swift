@@ -22,11 +22,13 @@ public struct ZoneEvent: Sendable, Hashable, Codable {
     public var code: String?
     /// Alerts about one gateway.
     public var gateway: GatewayID?
+    /// `gateway-moved` alerts: where the gateway's links place it now, when they do.
+    public var estimatedPosition: EstimatedPosition?
 
     public init(
         type: ZoneEventType, tag: TagID?, zone: ZoneID?, previousZone: ZoneID? = nil, t: Double,
         confidence: Double, reason: String, dwellSeconds: Double? = nil, region: String? = nil,
-        code: String? = nil, gateway: GatewayID? = nil
+        code: String? = nil, gateway: GatewayID? = nil, estimatedPosition: EstimatedPosition? = nil
     ) {
         self.version = ContractVersion.current
         self.type = type
@@ -40,10 +42,12 @@ public struct ZoneEvent: Sendable, Hashable, Codable {
         self.region = region
         self.code = code
         self.gateway = gateway
+        self.estimatedPosition = estimatedPosition
     }
 
     private enum CodingKeys: String, CodingKey {
         case version, type, tag, zone, previousZone, t, confidence, reason, dwellSeconds, region, code, gateway
+        case estimatedPosition
     }
 
     /// Writes `tag`, `zone` and `previousZone` as explicit `null`s: the contract lists them on every event.
@@ -61,5 +65,6 @@ public struct ZoneEvent: Sendable, Hashable, Codable {
         try container.encodeIfPresent(region, forKey: .region)
         try container.encodeIfPresent(code, forKey: .code)
         try container.encodeIfPresent(gateway, forKey: .gateway)
+        try container.encodeIfPresent(estimatedPosition, forKey: .estimatedPosition)
     }
 }

@@ -281,6 +281,8 @@ struct EventView: Encodable {
     var region: String?
     var code: String?
     var gateway: String?
+    /// A `gateway-moved` alert's, among recent events (the history keeps it in `reason`).
+    var estimatedPosition: EstimatedPosition?
 
     init(_ event: HubStore.StoredEvent) {
         id = event.id
@@ -310,6 +312,7 @@ struct EventView: Encodable {
         region = event.region
         code = event.code
         gateway = event.gateway?.rawValue
+        estimatedPosition = event.estimatedPosition
     }
 }
 

@@ -39,11 +39,14 @@ public final class LiveBoard: Sendable {
         public var reason: String
         /// When it was raised (the fit's scan time).
         public var t: Double
+        /// `gateway-moved`: where the links place the gateway now, when they do.
+        public var estimatedPosition: EstimatedPosition?
 
-        public init(code: String, reason: String, t: Double) {
+        public init(code: String, reason: String, t: Double, estimatedPosition: EstimatedPosition? = nil) {
             self.code = code
             self.reason = reason
             self.t = t
+            self.estimatedPosition = estimatedPosition
         }
     }
 

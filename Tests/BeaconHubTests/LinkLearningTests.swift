@@ -68,6 +68,50 @@ import ZoneInference
         }
     }
 
+    /// A replay raises the live hub's link alerts on the recording's clock: a training venue (seed 3) whose gateways
+    /// advertise (every 1 s: each fifth of `GatewayBeacons`' 200 ms, to keep the debug build's replay short), 20
+    /// minutes as the venue file has it, then 20 with gw-front-2 taken 15 m along and 8 m across. The events have one
+    /// `gateway-moved`, naming it, with where its links place it; the report counts it.
+    @Test func aReplayRaisesLinkAlertsWithWhereAMovedGatewayIs() async throws {
+        try await onOwnThread {
+            let directory = try Self.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            try GatewayBeacons.namingBeacons(inVenueFile: RandomVenue.generate(seed: 3).yaml).write(
+                toFile: "\(directory)/venue.yaml", atomically: true, encoding: .utf8)
+            let venue = try VenueLoader.load(from: "\(directory)/venue.yaml")
+            let victim: GatewayID = "gw-front-2"
+            var moved = venue
+            LinkAlertTests.move(victim, in: &moved)
+            let heard = LinkAlertTests.receptions(venue, from: 0) + LinkAlertTests.receptions(moved, from: 1200)
+            let beacons = Dictionary(uniqueKeysWithValues: venue.gateways.map { ($0.id, $0.beacon!) })
+            var lines = ""
+            for (index, reception) in heard.enumerated() where index % 5 == 0 {
+                lines += String(
+                    format: "{\"t\":%.3f,\"gateway\":\"%@\",\"beacon\":\"%@\",\"rssi\":%d,\"txPower\":-59}\n",
+                    Bench.start + reception.t, reception.rx.rawValue, beacons[reception.tx]!, reception.rssi)
+            }
+            try lines.write(toFile: "\(directory)/sightings.jsonl", atomically: true, encoding: .utf8)
+            try "hub: links\nsite: \(venue.site)\nvenue: venue.yaml\n".write(
+                toFile: "\(directory)/hub.yaml", atomically: true, encoding: .utf8)
+            let replay = try ReplayTool.run(
+                configuration: HubConfiguration.load(from: "\(directory)/hub.yaml"),
+                inputPath: "\(directory)/sightings.jsonl", eventsPath: "\(directory)/events.jsonl")
+            #expect(replay.linkAlerts == ["gateway-moved": 1])
+            #expect(ReplayTool.report(replay).contains("link alerts: gateway-moved 1"))
+            let events = try String(contentsOfFile: "\(directory)/events.jsonl", encoding: .utf8)
+                .split(separator: "\n").map { try JSONDecoder().decode(ZoneEvent.self, from: Data($0.utf8)) }
+            let alert = try #require(events.first { $0.code == "gateway-moved" })
+            #expect(alert.gateway == victim && alert.type == .alert && alert.tag == nil)
+            #expect(alert.t > Bench.start + 1200 && alert.t <= Bench.start + 2400)
+            let estimate = try #require(alert.estimatedPosition)
+            let truth = try #require(moved.gateways.first { $0.id == victim }).position
+            let error = Point(estimate.x, estimate.y).distance(to: truth)
+            #expect(error <= max(3, estimate.withinMetres), "estimate \(estimate), truth \(truth)")
+            #expect(abs(estimate.movedMetres - 17) < 4, "\(estimate)")
+            #expect(alert.reason.contains("heard now as if at"))
+        }
+    }
+
     /// The window: receptions older than `linkWindowSeconds` are forgotten at the next fit, and a fit is due only every
     /// `linkFitSeconds`; with `linkFitSeconds: 0` the fit is reported and nothing applied.
     @Test func theFitTakesASlidingWindow() async throws {
@@ -183,6 +227,8 @@ import ZoneInference
             #expect(alert.alert.code == "gateway-degraded" && alert.alert.gateway == victim)
             #expect(alert.t > 1200 && alert.t <= 2400)
             #expect(alert.alert.reason.contains("\(victim)"))
+            // Its links all fell where it stands: no place is given for it.
+            #expect(alert.alert.fix == nil && !alert.alert.reason.contains("as if at"))
             // In force (the dashboard marks the gateway) until its links came back, then cleared, and not raised again.
             #expect(inForce.changed == [victim: alert.alert])
             #expect(alert.alert.t <= alert.t && alert.alert.t > 1200)
@@ -194,11 +240,20 @@ import ZoneInference
     @Test func aGatewayTakenElsewhereHasMoved() async throws {
         try await onOwnThread {
             let victim: GatewayID = "gw-front-2"
-            let (alerts, _, inForce) = try Self.alerts(change: { Self.move(victim, in: &$0) })
+            let (alerts, venue, inForce) = try Self.alerts(change: { Self.move(victim, in: &$0) })
             #expect(alerts.map(\.alert.gateway) == [victim])
             #expect(alerts.first?.alert.code == "gateway-moved")
             #expect(inForce.end[victim]?.code == "gateway-moved")
             print(alerts.first?.alert.reason ?? "no alert")
+            // Where its links place it now: within the stated radius of where it went, about 17 m from its place.
+            var moved = venue
+            Self.move(victim, in: &moved)
+            let truth = try #require(moved.gateways.first { $0.id == victim }).position
+            let fix = try #require(alerts.first?.alert.fix)
+            #expect(fix.position.distance(to: truth) <= fix.withinMetres, "\(fix), truth \(truth)")
+            #expect(fix.withinMetres < 5 && abs(fix.movedMetres - 17) < 4, "\(fix)")
+            #expect(fix.links >= 10)
+            #expect(alerts.first?.alert.reason.contains("heard now as if at") == true)
         }
     }
 

@@ -122,8 +122,9 @@ import Testing
         #expect(narrowed?.first == "false", "dwell-empty shown: \(String(describing: narrowed))")
         #expect(narrowed?.last?.hasPrefix("No routes") == true, "\(String(describing: narrowed))")
 
-        // Issue 22: the hub's links fit and a link alert in force. The gateway's square gets an amber rim; clicking it
-        // shows its health, its gain from the links and the alert's evidence.
+        // Issue 22: the hub's links fit and a link alert in force. The gateway's square gets an amber rim, and a dashed
+        // circle where its links place it now joined to it by a dashed line; clicking it shows its health, its gain
+        // from the links, the alert's evidence and where the links place it.
         var status = HubStatus(hub: "hub-a", state: .online, t: Date().timeIntervalSince1970)
         status.links = HubStatus.Links(
             t: Date().timeIntervalSince1970 - 60, linksUsed: 60, residualDB: 3.1,
@@ -135,15 +136,24 @@ import Testing
                 gateway: "gw-egypt", online: true, monitored: true, lastContact: Date().timeIntervalSince1970,
                 boot: "b1",
                 linkAlert: LiveBoard.LinkAlert(
-                    code: "gateway-degraded",
-                    reason:
-                        "gw-egypt's 5 links to other gateways all fell together (antenna blocked, adapter failing?)",
-                    t: Date().timeIntervalSince1970 - 60))
+                    code: "gateway-moved",
+                    reason: "gw-egypt's 5 links to other gateways shifted each their own way (moved?)",
+                    t: Date().timeIntervalSince1970 - 60,
+                    estimatedPosition: EstimatedPosition(x: 16.5, y: 6.2, withinMetres: 2.4, movedMetres: 7.6)))
         ])
         let rim = try await driver.poll(
             "return document.querySelector('#gateways rect[data-gateway=\"gw-egypt\"]').getAttribute('class')"
         ) { ($0 as? String)?.contains("link-alert") == true }
         #expect((rim as? String)?.contains("link-alert") == true, "\(String(describing: rim))")
+        let drawn =
+            try await driver.run(
+                """
+                const circle = document.querySelector('g.gateway-estimates[data-gateway="gw-egypt"] circle');
+                const line = document.querySelector('g.gateway-estimates[data-gateway="gw-egypt"] line');
+                return circle && line ? [circle.getAttribute('cx'), circle.getAttribute('cy'), circle.getAttribute('r'),
+                  line.getAttribute('x1'), line.getAttribute('y1')] : null;
+                """) as? [String]
+        #expect(drawn == ["16.5", "6.2", "2.4", "10.2", "2"], "\(String(describing: drawn))")
         try await driver.click("#gateways rect[data-gateway=\"gw-egypt\"]")
         let panel =
             try await driver.poll(
@@ -153,11 +163,15 @@ import Testing
                   document.getElementById('gateway-alert-badge').textContent,
                   document.getElementById('gateway-alert').textContent,
                   document.getElementById('gateway-gain').textContent,
-                  document.getElementById('gateway-state').textContent];
+                  document.getElementById('gateway-state').textContent,
+                  document.getElementById('gateway-estimate').textContent];
                 """
             ) { ($0 as? [String])?[3].contains("dB") == true } as? [String]
-        #expect(panel?[0] == "gw-egypt" && panel?[1] == "gateway-degraded", "\(String(describing: panel))")
-        #expect(panel?[2].contains("all fell together") == true, "\(String(describing: panel))")
+        #expect(panel?[0] == "gw-egypt" && panel?[1] == "gateway-moved", "\(String(describing: panel))")
+        #expect(panel?[2].contains("shifted each their own way") == true, "\(String(describing: panel))")
+        #expect(
+            panel?[5].hasPrefix("Its links place it at (16.5, 6.2), within 3 m: 8 m from its place in the venue file")
+                == true, "\(String(describing: panel))")
         #expect(
             panel?[3].hasPrefix("−2.4 ± 1.2 dB straight ahead, antenna 11.5 ± 2.0 dB front-to-back, applied") == true,
             "\(String(describing: panel))")
@@ -174,12 +188,15 @@ import Testing
                 """
                 return [document.getElementById('gateway-relearn-result').textContent,
                   String(document.getElementById('gateway-alert-badge').hidden),
-                  document.querySelector('#gateways rect[data-gateway="gw-egypt"]').getAttribute('class')];
+                  document.querySelector('#gateways rect[data-gateway="gw-egypt"]').getAttribute('class'),
+                  String(document.querySelector('g.gateway-estimates') === null),
+                  String(document.getElementById('gateway-estimate').hidden)];
                 """
             ) { ($0 as? [String]).map { $0[1] == "true" && $0[0].contains("forgotten") } ?? false } as? [String]
+        #expect(relearned?[3] == "true" && relearned?[4] == "true", "\(String(describing: relearned))")
         #expect(
             relearned?[0]
-                == "gateway-degraded cleared; 10 links forgotten: their new levels settle over the next two fits.",
+                == "gateway-moved cleared; 10 links forgotten: their new levels settle over the next two fits.",
             "\(String(describing: relearned))")
         #expect(relearned?[1] == "true" && relearned?[2].contains("link-alert") == false)
         #expect(relearning.asked.withLock { $0 } == ["gw-egypt"])
@@ -364,7 +381,7 @@ final class RelearningDesk: CalibrationDesk {
 
     func relearnLinks(of gateway: String) async throws -> LinksRelearned {
         asked.withLock { $0.append(gateway) }
-        let alert = LiveBoard.LinkAlert(code: "gateway-degraded", reason: "", t: Date().timeIntervalSince1970 - 60)
+        let alert = LiveBoard.LinkAlert(code: "gateway-moved", reason: "", t: Date().timeIntervalSince1970 - 60)
         board.withLock { board in
             board?.setGateways([
                 LiveBoard.GatewayHealth(

@@ -225,6 +225,21 @@ function drawGateway(health) {
   node.setAttribute("class", `gateway ${word}` + (health.linkAlert ? " link-alert" : "")
     + (state.selectedGateway === health.gateway ? " selected" : ""));
   node.firstChild.textContent = `${health.gateway}: ${word}` + (health.linkAlert ? `, ${health.linkAlert.code}` : "");
+  drawGatewayEstimate(health.gateway, node, health.linkAlert?.estimatedPosition);
+}
+
+// A moved gateway's place as its links tell it (a gateway-moved alert's estimatedPosition): a dashed circle of the
+// estimate's radius, joined by a dashed line to where the venue file puts it.
+function drawGatewayEstimate(id, node, estimate) {
+  const layer = document.getElementById("gateways");
+  layer.querySelector(`g.gateway-estimates[data-gateway="${CSS.escape(id)}"]`)?.remove();
+  if (!estimate) return;
+  const group = element("g", { class: "gateway-estimates", "data-gateway": id });
+  layer.insertBefore(group, layer.firstChild);
+  const x = Number(node.getAttribute("x")) + 0.25, y = Number(node.getAttribute("y")) + 0.25;
+  element("line", { class: "gateway-estimate-line", x1: x, y1: y, x2: estimate.x, y2: estimate.y }, group);
+  element("circle", { class: "gateway-estimate", cx: estimate.x, cy: estimate.y,
+    r: Math.max(0.5, estimate.withinMetres) }, group);
 }
 
 // The gateway panel's live part: health and the link alert follow the stream; the gain comes from /api/venue.
@@ -243,6 +258,16 @@ function drawGatewayPanel() {
   if (alert) {
     badgeNode.textContent = alert.code;
     document.getElementById("gateway-alert").textContent = `Since ${dateTime(alert.t)}: ${alert.reason}`;
+  }
+  // Where its links place it, and what to do when it is to stay there.
+  const estimate = alert?.estimatedPosition;
+  const estimateNode = document.getElementById("gateway-estimate");
+  estimateNode.hidden = !estimate;
+  if (estimate) {
+    estimateNode.textContent = `Its links place it at (${estimate.x.toFixed(1)}, ${estimate.y.toFixed(1)}), within `
+      + `${Math.ceil(estimate.withinMetres)} m: ${Math.round(estimate.movedMetres)} m from its place in the venue file `
+      + "(dashed on the plan). If it is to stay there, measure its place, write it in the venue file and restart the "
+      + "hub; if it goes back, the alert clears itself.";
   }
   // The change was meant (moved on purpose, an enclosure added): the hub forgets its links and learns them again.
   document.getElementById("gateway-relearn-row").hidden = !alert
