@@ -6,9 +6,9 @@
 # gateways' beacons are heard.
 # Prints one JSON line per venue: the gateway, how far it was taken, whether (and how long after the move) the hub
 # raised `gateway-moved` for it, the estimate's error and its stated radius, and the alerts raised for other gateways;
-# then a summary line.
+# then a summary line. With --steady nothing is moved (the control: every alert is a false one).
 #
-#   scripts/gateway-moves.sh BIN-DIR OUT-DIR SEED... [--move-at 40m] [--after 40m] [--jobs 2]
+#   scripts/gateway-moves.sh BIN-DIR OUT-DIR SEED... [--move-at 40m] [--after 40m] [--jobs 2] [--steady]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$1
@@ -17,6 +17,7 @@ shift 2
 move_at=2400
 after=2400
 jobs=2
+steady=0
 seeds=()
 minutes() { # 40m or seconds → seconds
     case "$1" in
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
         --move-at) move_at=$(minutes "$2"); shift 2 ;;
         --after) after=$(minutes "$2"); shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
+        --steady) steady=1; shift ;;
         *) seeds+=("$1"); shift ;;
     esac
 done
@@ -45,9 +47,9 @@ one() { # SEED
     rm -rf "$dir" && mkdir -p "$dir"
     "$bin/beacon-sim" venue --random --seed "$seed" --gateway-beacons --out "$dir/venue.yaml" >/dev/null
     # The gateways alone, and the venue with one of them moved (drawn from the seed) to a point inside another zone.
-    python3 - "$dir" "$seed" <<'PY'
+    python3 - "$dir" "$seed" "$steady" <<'PY'
 import json, random, re, sys
-d, seed = sys.argv[1], int(sys.argv[2])
+d, seed, steady = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 text = re.sub(r"\ntags:\n(  - .*\n)+", "\ntags: []\n", open(f"{d}/venue.yaml").read())
 open(f"{d}/venue.yaml", "w").write(text)
 zones = {}
@@ -83,7 +85,15 @@ def take(m):  # its place, and the zone it stands in (a venue file requires a ga
     entry = re.sub(r"position: \[[-0-9.]+, [-0-9.]+\]", f"position: [{p[0]}, {p[1]}]", m.group(0))
     return re.sub(r"zone: [^,]+,", f"zone: {target},", entry)
 moved = re.sub(r"- \{ id: " + re.escape(gateway) + r",.*", take, text)
-open(f"{d}/venue-moved.yaml", "w").write(moved)
+# The simulator's shadowing fields cover the box around the zones and the gateways: a sliver of a zone with a corner
+# where the gateway stood keeps that box, so the move changes the moved gateway's links and no others (the run without
+# it drew every field afresh when the gateway had stood at the box's edge, as outside gateways do).
+inner = polygon[0]
+moved = moved.replace("\ndoors:\n", f"\n  - {{ id: sim-bounds, polygon: [[{x0}, {y0}], [{inner[0]}, {inner[1]}], "
+                      f"[{inner[0]}, {inner[1] + 0.01}]] }}\ndoors:\n", 1)
+open(f"{d}/venue-moved.yaml", "w").write(text if steady else moved)
+if steady:
+    p = (x0, y0)
 json.dump({"gateway": gateway, "from": [x0, y0], "to": list(p), "zone": target}, open(f"{d}/move.json", "w"))
 PY
     "$bin/beacon-sim" run "$dir/venue.yaml" --out "$dir/before" --duration "$move_at" --seed "$seed" --start $start \
@@ -103,12 +113,13 @@ import json, math, sys
 d, seed, moved_at = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 move = json.load(open(f"{d}/move.json"))
 row = {"seed": seed, "gateway": move["gateway"], "takenMetres": round(math.dist(move["from"], move["to"]), 1)}
+steady = row["takenMetres"] == 0
 others = []
 for line in open(f"{d}/events.jsonl"):
     event = json.loads(line)
     if event.get("type") != "alert" or event.get("code") not in ("gateway-moved", "gateway-degraded"):
         continue
-    if event["gateway"] != move["gateway"]:
+    if event["gateway"] != move["gateway"] or steady:
         others.append(f"{event['code']} {event['gateway']} at {event['t'] - moved_at:+.0f} s")
         continue
     if "alertSeconds" in row:
@@ -125,7 +136,7 @@ print(json.dumps(row))
 PY
 }
 export -f one
-export bin out move_at after start
+export bin out move_at after start steady
 printf '%s\n' "${seeds[@]}" | xargs -P "$jobs" -I{} bash -c 'one {} > "$out/row-{}.json" 2>"$out/err-{}.txt" || { echo "seed {} failed: $(tail -3 "$out/err-{}.txt")" >&2; exit 255; }'
 rows=()
 for seed in "${seeds[@]}"; do rows+=("$out/row-$seed.json"); done

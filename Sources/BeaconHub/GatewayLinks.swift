@@ -63,12 +63,16 @@ public struct GatewayLinks: Sendable {
     public private(set) var fit: LinkCalibration.Result?
     public private(set) var fittedAt: Double?
     private var nextFit = -Double.infinity
-    /// Per link, the level it settled at (mean RSSI, dB) and how many fit periods taught it; per gateway, how many fits
+    /// Per link, the level it settled at (mean RSSI, dB), how many fit periods taught it and its receptions a period;
+    /// per gateway, how many fits
     /// in a row found its links shifted, and the alert raised for it (`gateway-moved` / `gateway-degraded`).
-    private var settled: [Key: (mean: Double, periods: Int)] = [:]
+    private var settled: [Key: (mean: Double, periods: Int, receptions: Double)] = [:]
     private var shifted: [GatewayID: (code: String, fits: Int)] = [:]
     private var raised: [GatewayID: LinkAlert] = [:]
     private var pendingAlerts: [LinkAlert] = []
+    /// Gateways with links settled as of the last watch: a link between two of them that is loud and new has
+    /// appeared (`watch`). A gateway learned afresh (`relearn`) is left out until its links settle again.
+    private var established = Set<GatewayID>()
 
     public init() {}
 
@@ -166,6 +170,56 @@ public struct GatewayLinks: Sendable {
     static let watchedLinks = 3
     /// A link counts as shifted by this much (dB); most of a gateway's links must be.
     static let linkShiftDB = 3.0
+    /// A link heard this many times a period that is heard fewer than 10 times the next (`lost`), or the reverse
+    /// between two gateways whose links had settled (`appeared`), counts as shifted to the receiver's sensitivity
+    /// from where it was: a fall or rise in the share heard of five times or more. Its mean could not say so: what
+    /// a receiver hears of a link near its sensitivity is the link's loud packets, about the same level however weak
+    /// the link is.
+    static let clearReceptions = 50.0
+    /// Links whose level was and is within this of the receiver's sensitivity are left out of the judgement, for the
+    /// same reason (unless lost or appeared).
+    static let censoredMarginDB = 6.0
+
+    /// A link as `watch` compares it: where it settled and its level over the last period (`lost`: heard no more,
+    /// taken at the receiver's sensitivity).
+    struct WatchedLink {
+        var key: Key
+        var before: Double
+        var after: Double
+        var lost: Bool
+        /// Heard now, never before: taken as at the receiver's sensitivity before.
+        var appeared: Bool
+    }
+
+    /// What a gateway's links say of it, when they say it is moved or degraded.
+    struct Judgement {
+        var code: String
+        var links: [WatchedLink]
+        var mean: Double
+        var spread: Double
+        var shiftedShare: Double
+    }
+
+    /// `gateway-moved` or `gateway-degraded` for a gateway whose `links` (at least `watchedLinks`) mostly shifted by
+    /// `linkShiftDB` or more, or nil. Moved wants links shifted both ways round (its beacon heard differently and it
+    /// hearing differently): a beacon that stopped, with its receiver as before, is not a move.
+    static func judge(_ links: [WatchedLink], of gateway: GatewayID) -> Judgement? {
+        guard links.count >= Self.watchedLinks else { return nil }
+        let shifts = links.map { $0.after - $0.before }
+        let mean = shifts.reduce(0, +) / Double(shifts.count)
+        let spread = (shifts.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(shifts.count)).squareRoot()
+        // Most of its own links shifted: a neighbour of a moved gateway sees one link change, not most of its.
+        let shifted = links.filter { abs($0.after - $0.before) >= Self.linkShiftDB }
+        guard 2 * shifted.count >= links.count else { return nil }
+        let share = Double(shifted.count) / Double(links.count)
+        if mean <= -Self.degradedShiftDB && spread <= Self.degradedSpreadDB {
+            return Judgement(code: "gateway-degraded", links: links, mean: mean, spread: spread, shiftedShare: share)
+        }
+        guard spread >= Self.movedSpreadDB, shifted.contains(where: { $0.key.tx == gateway }),
+            shifted.contains(where: { $0.key.rx == gateway })
+        else { return nil }
+        return Judgement(code: "gateway-moved", links: links, mean: mean, spread: spread, shiftedShare: share)
+    }
 
     /// What `relearn` forgot.
     public struct Relearned: Sendable, Hashable {
@@ -186,6 +240,7 @@ public struct GatewayLinks: Sendable {
             buckets[key] = nil
             settled[key] = nil
         }
+        established.remove(gateway)
         let cleared = raised.removeValue(forKey: gateway)
         shifted[gateway] = nil
         pendingAlerts.removeAll { $0.gateway == gateway }
@@ -209,38 +264,73 @@ public struct GatewayLinks: Sendable {
             if total.count >= 10 { recentTallies[key] = total }
         }
         let recent = recentTallies.mapValues(\.meanRSSI)
-        var involved: [GatewayID: [(key: Key, before: Double, after: Double)]] = [:]
-        for (key, after) in recent {
-            guard let base = settled[key], base.periods >= Self.settlePeriods else { continue }
-            involved[key.tx, default: []].append((key, base.mean, after))
-            involved[key.rx, default: []].append((key, base.mean, after))
-        }
-        var suspects = Set<GatewayID>()
-        for (gateway, links) in involved where links.count >= Self.watchedLinks {
-            let shifts = links.map { $0.after - $0.before }
-            let mean = shifts.reduce(0, +) / Double(shifts.count)
-            let spread = (shifts.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(shifts.count)).squareRoot()
-            // Most of its own links shifted: a neighbour of a moved gateway sees one link change, not most of its.
-            let moved = shifts.filter { abs($0) >= Self.linkShiftDB }.count
-            var code: String?
-            if 2 * moved < shifts.count {
-                code = nil
-            } else if mean <= -Self.degradedShiftDB && spread <= Self.degradedSpreadDB {
-                code = "gateway-degraded"
-            } else if spread >= Self.movedSpreadDB {
-                code = "gateway-moved"
-            }
-            guard let code else {
-                shifted[gateway] = nil
-                raised[gateway] = nil
+        // A gateway is alive when it still hears another or is heard: one that is neither is offline (its own alert),
+        // not moved.
+        let alive = Set(recentTallies.keys.flatMap { [$0.tx, $0.rx] })
+        var involved: [GatewayID: [WatchedLink]] = [:]
+        for (key, base) in settled where base.periods >= Self.settlePeriods {
+            var link = WatchedLink(
+                key: key, before: base.mean, after: recent[key] ?? sensitivity, lost: false, appeared: false)
+            if recent[key] == nil {
+                // Heard clearly before and hardly now, both ends alive: it went quieter than the receiver hears.
+                // Without this, a gateway taken far away kept only its links that changed least, and looked steady.
+                guard base.receptions >= Self.clearReceptions, alive.contains(key.tx), alive.contains(key.rx)
+                else { continue }
+                link.lost = true
+            } else if max(link.before, link.after) < sensitivity + Self.censoredMarginDB {
                 continue
             }
-            suspects.insert(gateway)
+            involved[key.tx, default: []].append(link)
+            involved[key.rx, default: []].append(link)
+        }
+        // Heard clearly now and not before, between two gateways watched since before this period: it was quieter
+        // than the receiver hears. Without this, a gateway moved next to others it had not heard settled its new
+        // links at once, and kept too few of its old ones to be judged.
+        for (key, tally) in recentTallies where settled[key] == nil && Double(tally.count) >= Self.clearReceptions {
+            guard established.contains(key.tx), established.contains(key.rx) else { continue }
+            let level = tally.meanRSSI
+            let link = WatchedLink(key: key, before: sensitivity, after: level, lost: false, appeared: true)
+            involved[key.tx, default: []].append(link)
+            involved[key.rx, default: []].append(link)
+        }
+        established = Set(
+            settled.filter { $0.value.periods >= Self.settlePeriods }.keys.flatMap { [$0.tx, $0.rx] })
+        // The gateway that explains most is named first, and its links are then left out of the others' judgement:
+        // the neighbours of a moved gateway see their links to it change, and one with few links of its own would
+        // otherwise be named too.
+        var suspects: [GatewayID: Judgement] = [:]
+        while true {
+            var best: (gateway: GatewayID, judgement: Judgement)?
+            for (gateway, links) in involved where suspects[gateway] == nil {
+                let own = links.filter { link in
+                    let other = link.key.tx == gateway ? link.key.rx : link.key.tx
+                    return suspects[other] == nil
+                }
+                guard let judgement = Self.judge(own, of: gateway) else { continue }
+                if let current = best,
+                    (current.judgement.shiftedShare, current.judgement.links.count, gateway.rawValue)
+                        >= (judgement.shiftedShare, judgement.links.count, current.gateway.rawValue)
+                {
+                    continue
+                }
+                best = (gateway, judgement)
+            }
+            guard let best else { break }
+            suspects[best.gateway] = best.judgement
+        }
+        for gateway in involved.keys where suspects[gateway] == nil && involved[gateway]!.count >= Self.watchedLinks {
+            shifted[gateway] = nil
+            raised[gateway] = nil
+        }
+        for (gateway, judgement) in suspects.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            let code = judgement.code
+            let links = judgement.links
             let fits = shifted[gateway]?.code == code ? shifted[gateway]!.fits + 1 : 1
             shifted[gateway] = (code, fits)
             guard fits >= Self.lastingFits, raised[gateway]?.code != code else { continue }
             let evidence = links.sorted { abs($0.after - $0.before) > abs($1.after - $1.before) }.prefix(6).map {
-                "\($0.key.tx)→\($0.key.rx) \(Int($0.before.rounded()))→\(Int($0.after.rounded())) dBm"
+                "\($0.key.tx)→\($0.key.rx) " + ($0.appeared ? "unheard" : "\(Int($0.before.rounded()))") + "→"
+                    + ($0.lost ? "unheard" : "\(Int($0.after.rounded())) dBm")
             }
             let what =
                 code == "gateway-degraded"
@@ -254,21 +344,31 @@ public struct GatewayLinks: Sendable {
                     format: "; heard now as if at (%.1f, %.1f), within %.0f m: %.0f m from its place in the venue file",
                     fix.position.x, fix.position.y, fix.withinMetres.rounded(.up), fix.movedMetres)
             }
+            let lost = links.filter(\.lost).count
+            let appeared = links.filter(\.appeared).count
+            let news = [lost > 0 ? "\(lost) no longer heard" : nil, appeared > 0 ? "\(appeared) heard anew" : nil]
+                .compactMap { $0 }
             let alert = LinkAlert(
                 code: code, gateway: gateway,
-                reason: "\(gateway)'s \(links.count) links to other gateways \(what) for \(fits) fits in a row: "
-                    + "mean shift \(String(format: "%+.1f", mean)) dB, spread \(String(format: "%.1f", spread)) dB; "
-                    + evidence.joined(separator: ", ") + (place ?? ""),
+                reason: "\(gateway)'s \(links.count) links to other gateways \(what) for \(fits) fits in a row"
+                    + (news.isEmpty ? "" : " (\(news.joined(separator: ", ")))") + ": "
+                    + "mean shift \(String(format: "%+.1f", judgement.mean)) dB, spread "
+                    + "\(String(format: "%.1f", judgement.spread)) dB; " + evidence.joined(separator: ", ")
+                    + (place ?? ""),
                 t: t, fix: fix)
             raised[gateway] = alert
             pendingAlerts.append(alert)
         }
         // Settle the links of gateways not in question.
-        for (key, after) in recent where !suspects.contains(key.tx) && !suspects.contains(key.rx) {
-            let base = settled[key] ?? (after, 0)
+        for (key, after) in recent where suspects[key.tx] == nil && suspects[key.rx] == nil {
+            let receptions = Double(recentTallies[key]!.count)
+            let base = settled[key] ?? (after, 0, receptions)
             let periods = base.periods + 1
             let weight = 1 / Double(min(periods, 6))
-            settled[key] = (base.mean + weight * (after - base.mean), periods)
+            settled[key] = (
+                base.mean + weight * (after - base.mean), periods,
+                base.receptions + weight * (receptions - base.receptions)
+            )
         }
     }
 

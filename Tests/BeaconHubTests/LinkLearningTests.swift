@@ -254,7 +254,41 @@ import ZoneInference
             #expect(fix.withinMetres < 5 && abs(fix.movedMetres - 17) < 4, "\(fix)")
             #expect(fix.links >= 10)
             #expect(alerts.first?.alert.reason.contains("heard now as if at") == true)
+            // Taken away from some gateways it heard clearly and next to one it had not heard: links lost and gained
+            // count among the evidence.
+            #expect(alerts.first?.alert.reason.contains("no longer heard") == true)
+            #expect(alerts.first?.alert.reason.contains("heard anew") == true)
         }
+    }
+
+    /// A gateway whose own beacon stopped (its receiver hearing as before), and one silent altogether (offline: the
+    /// hub's `gateway-offline` says so): their links are heard no more, which is neither a move nor a fault of the
+    /// radio, and no other gateway is named for losing its links to them.
+    @Test func aBeaconThatStoppedOrAGatewayGoneSilentIsNotAMove() async throws {
+        try await onOwnThread {
+            let victim: GatewayID = "gw-front-2"
+            let stopped = try Self.alerts(alter: { $0.tx == victim ? nil : $0.rssi })
+            #expect(stopped.alerts.isEmpty, "\(stopped.alerts.map(\.alert.reason))")
+            let silent = try Self.alerts(alter: { $0.tx == victim || $0.rx == victim ? nil : $0.rssi })
+            #expect(silent.alerts.isEmpty, "\(silent.alerts.map(\.alert.reason))")
+        }
+    }
+
+    /// The judgement itself: a gateway's beacon heard no more by four gateways whose beacons it still hears as before is
+    /// not a move (that needs both ways round to shift); the same four lost both ways, with two links louder, is.
+    @Test func aMoveShiftsTheLinksBothWaysRound() {
+        let gateway: GatewayID = "gw-a"
+        let others: [GatewayID] = ["gw-b", "gw-c", "gw-d", "gw-e"]
+        func link(_ tx: GatewayID, _ rx: GatewayID, _ before: Double, _ after: Double?) -> GatewayLinks.WatchedLink {
+            .init(key: .init(tx: tx, rx: rx), before: before, after: after ?? -95, lost: after == nil, appeared: false)
+        }
+        let stopped =
+            others.map { link(gateway, $0, -62, nil) } + others.map { link($0, gateway, -63, -63) }
+        #expect(GatewayLinks.judge(stopped, of: gateway) == nil)
+        let moved =
+            others.map { link(gateway, $0, -62, nil) } + others.map { link($0, gateway, -63, nil) }
+            + [link(gateway, "gw-f", -85, -66), link("gw-f", gateway, -84, -65)]
+        #expect(GatewayLinks.judge(moved, of: gateway)?.code == "gateway-moved")
     }
 
     @Test func steadyLinksRaiseNothing() async throws {
