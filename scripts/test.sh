@@ -41,7 +41,7 @@ trap 'rm -f "$log"' EXIT
 # A third round: the live museum (HubServiceTests: the simulator's nine agents and the hub as programs, the hub and
 # broker killed again and again) loads both cores for minutes, and timed expectations of the small live suites beside
 # it failed (a 0.5 s publish bound measured 3.1 s).
-cpu_bound='SimulatorTests|ZoneInferenceTests|BeaconModelTests|BeaconDecodingTests|BeaconConfigTests|HistoryQueryTests|CalibrateToolTests'
+cpu_bound='SimulatorTests|ZoneInferenceTests|BeaconModelTests|BeaconDecodingTests|BeaconConfigTests|HistoryQueryTests|CalibrateToolTests|LinkLearningTests|LinkAlertTests'
 museum='HubServiceTests'
 status=0
 { swift test --skip-build --parallel --num-workers 2 --filter "$cpu_bound" 2>&1 &&
