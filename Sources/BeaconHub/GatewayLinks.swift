@@ -143,6 +143,13 @@ public struct GatewayLinks: Sendable {
         /// For `gateway-moved`: where its links say it is now (`LinkCalibration.locate`), when they say.
         public var fix: LinkCalibration.Fix? = nil
 
+        /// The alert as the event contract's `alert` (the live hub publishes it, a replay writes it).
+        public var event: ZoneEvent {
+            ZoneEvent(
+                type: .alert, tag: nil, zone: nil, t: t, confidence: 1, reason: reason, code: code, gateway: gateway,
+                estimatedPosition: estimatedPosition)
+        }
+
         /// `fix` as the alert's event and the dashboard carry it (to 0.1 m).
         public var estimatedPosition: EstimatedPosition? {
             fix.map { fix in

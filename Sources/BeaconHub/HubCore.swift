@@ -388,17 +388,13 @@ public struct HubCore: Sendable {
     }
 
     /// Raises an alert, at most once per code and gateway in 300 s unless `repeating` (the caller damps it).
-    mutating func alert(
-        _ code: String, gateway: GatewayID?, at now: Double, reason: String, repeating: Bool = false,
-        estimatedPosition: EstimatedPosition? = nil
-    ) {
+    mutating func alert(_ code: String, gateway: GatewayID?, at now: Double, reason: String, repeating: Bool = false) {
         let key = "\(code)/\(gateway?.rawValue ?? "")"
         if !repeating, let last = alertedAt[key], now - last < 300 { return }
         alertedAt[key] = now
         events.append(
             ZoneEvent(
-                type: .alert, tag: nil, zone: nil, t: now, confidence: 1, reason: reason, code: code, gateway: gateway,
-                estimatedPosition: estimatedPosition))
+                type: .alert, tag: nil, zone: nil, t: now, confidence: 1, reason: reason, code: code, gateway: gateway))
         flushEvents()
     }
 
@@ -480,10 +476,10 @@ public struct HubCore: Sendable {
         {
             engine.apply(learned)
         }
+        // Once per episode (GatewayLinks says when): not rate-limited as `alert` is.
         for raised in links.takeAlerts() {
-            alert(
-                raised.code, gateway: raised.gateway, at: t, reason: raised.reason, repeating: true,
-                estimatedPosition: raised.estimatedPosition)
+            events.append(raised.event)
+            flushEvents()
         }
     }
 

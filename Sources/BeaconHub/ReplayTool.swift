@@ -138,10 +138,7 @@ public enum ReplayTool {
             }
             for raised in links.takeAlerts() {
                 linkAlerts[raised.code, default: 0] += 1
-                events.append(
-                    ZoneEvent(
-                        type: .alert, tag: nil, zone: nil, t: raised.t, confidence: 1, reason: raised.reason,
-                        code: raised.code, gateway: raised.gateway, estimatedPosition: raised.estimatedPosition))
+                events.append(raised.event)
             }
             if learning, let tx = links.gateway(advertising: sighting.beacon) {
                 if tx != sighting.gateway {

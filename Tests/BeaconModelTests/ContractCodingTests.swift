@@ -34,6 +34,25 @@ import Testing
         #expect(try ContractCoding.decode(ZoneEvent.self, from: Array(line.utf8)) == event)
     }
 
+    /// A `gateway-moved` alert's `estimatedPosition` is written when the links place the gateway, and left out
+    /// otherwise, so that no other event changes shape.
+    @Test func aMovedGatewaysAlertCarriesWhereItIsAndOthersDoNot() throws {
+        let moved = ZoneEvent(
+            type: .alert, tag: nil, zone: nil, t: 12.5, confidence: 1, reason: "gw-2's links shifted",
+            code: "gateway-moved", gateway: "gw-2",
+            estimatedPosition: EstimatedPosition(x: 30.5, y: 9.3, withinMetres: 2.9, movedMetres: 15.6))
+        let line = try ContractCoding.encodeLine(moved)
+        #expect(line.contains(#""estimatedPosition":{"#))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let place = try #require(object["estimatedPosition"] as? [String: Any])
+        #expect(Set(place.keys) == ["x", "y", "withinMetres", "movedMetres"])
+        #expect(try ContractCoding.decode(ZoneEvent.self, from: Array(line.utf8)) == moved)
+        let offline = ZoneEvent(
+            type: .alert, tag: nil, zone: nil, t: 12.5, confidence: 1, reason: "gateway silent",
+            code: "gateway-offline", gateway: "gw-2")
+        #expect(!(try ContractCoding.encodeLine(offline)).contains("estimatedPosition"))
+    }
+
     @Test func tagStateWritesANullZoneWhileOutsideAndNoLastSeenBeforeAnySighting() throws {
         let state = TagState(
             tag: "visitor-1", beacon: "ibeacon:x:1:2", state: .outside, zone: nil, since: 5, confidence: 0.8,

@@ -60,13 +60,16 @@ import Testing
             return gateways?.first { $0["gateway"] as? String == "gw-egypt" }
         }
         let moved = LiveBoard.LinkAlert(
-            code: "gateway-moved", reason: "gw-egypt's 6 links to other gateways shifted each their own way", t: 1_990)
+            code: "gateway-moved", reason: "gw-egypt's 6 links to other gateways shifted each their own way", t: 1_990,
+            estimatedPosition: EstimatedPosition(x: 16.5, y: 6.2, withinMetres: 2.4, movedMetres: 7.6))
         fixture.board.setGateways([
             LiveBoard.GatewayHealth(gateway: "gw-entrance", online: true, monitored: true, lastContact: 1, boot: "b1"),
             LiveBoard.GatewayHealth(
                 gateway: "gw-egypt", online: true, monitored: true, lastContact: 1, boot: "b1", linkAlert: moved),
         ])
-        #expect((try await streamedEgypt()?["linkAlert"] as? [String: Any])?["code"] as? String == "gateway-moved")
+        let streamed = try await streamedEgypt()?["linkAlert"] as? [String: Any]
+        #expect(streamed?["code"] as? String == "gateway-moved")
+        #expect((streamed?["estimatedPosition"] as? [String: Any])?["movedMetres"] as? Double == 7.6)
 
         let gateways = try await fixture.get("/api/venue").json["gateways"] as? [[String: Any]] ?? []
         let byID = Dictionary(gateways.map { ($0["id"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
@@ -83,6 +86,12 @@ import Testing
         let alert = byID["gw-egypt"]?["linkAlert"] as? [String: Any]
         #expect(alert?["code"] as? String == "gateway-moved" && alert?["t"] as? Double == 1_990)
         #expect((alert?["reason"] as? String)?.hasPrefix("gw-egypt's 6 links") == true)
+        // Where its links place it now, as the contract's `estimatedPosition`.
+        let estimate = alert?["estimatedPosition"] as? [String: Any]
+        #expect(
+            estimate?["x"] as? Double == 16.5 && estimate?["y"] as? Double == 6.2
+                && estimate?["withinMetres"] as? Double == 2.4 && estimate?["movedMetres"] as? Double == 7.6,
+            "\(String(describing: estimate))")
 
         // Its links came back: the alert is cleared, on the stream too.
         fixture.board.setGateways([
