@@ -64,8 +64,8 @@ public struct GatewayLinks: Sendable {
     public private(set) var fittedAt: Double?
     private var nextFit = -Double.infinity
     /// Per link, the level it settled at (mean RSSI, dB), how many fit periods taught it and its receptions a period;
-    /// per gateway, how many fits
-    /// in a row found its links shifted, and the alert raised for it (`gateway-moved` / `gateway-degraded`).
+    /// per gateway, how many fits in a row found its links shifted, and the alert raised for it (`gateway-moved` /
+    /// `gateway-degraded`).
     private var settled: [Key: (mean: Double, periods: Int, receptions: Double)] = [:]
     private var shifted: [GatewayID: (code: String, fits: Int)] = [:]
     private var raised: [GatewayID: LinkAlert] = [:]
