@@ -477,10 +477,10 @@ public struct HubCore: Sendable {
             engine.apply(learned)
         }
         // Once per episode (GatewayLinks says when): not rate-limited as `alert` is.
-        for raised in links.takeAlerts() {
-            events.append(raised.event)
-            flushEvents()
-        }
+        let raised = links.takeAlerts()
+        guard !raised.isEmpty else { return }
+        events += raised.map(\.event)
+        flushEvents()
     }
 
     /// How far behind the hub's clock the engine's runs: the delivery lag beyond its first second (a normal batch

@@ -129,16 +129,18 @@ public enum ReplayTool {
             if first == nil { first = sighting.t }
             last = max(last ?? sighting.t, sighting.t)
             // As the live hub: the gateways' links are fitted as time goes on, and what they teach goes to the engine.
-            if learning && links.isFitDue(at: sighting.t),
-                let learned = links.fitIfDue(
+            // Only a fit raises link alerts, so they are taken there, not at every sighting.
+            if learning && links.isFitDue(at: sighting.t) {
+                if let learned = links.fitIfDue(
                     at: sighting.t, venue: engine.venue, settings: engine.settings, intervals: [:])
-            {
-                engine.apply(learned)
-                linkFits += 1
-            }
-            for raised in links.takeAlerts() {
-                linkAlerts[raised.code, default: 0] += 1
-                events.append(raised.event)
+                {
+                    engine.apply(learned)
+                    linkFits += 1
+                }
+                for raised in links.takeAlerts() {
+                    linkAlerts[raised.code, default: 0] += 1
+                    events.append(raised.event)
+                }
             }
             if learning, let tx = links.gateway(advertising: sighting.beacon) {
                 if tx != sighting.gateway {
@@ -235,17 +237,11 @@ extension ReplayTool {
             }
             lines.append(line)
         }
-        if !summary.linkAlerts.isEmpty {
+        for (label, counts) in [("link alerts", summary.linkAlerts), ("tag alerts", summary.tagAlerts)]
+        where !counts.isEmpty {
             lines.append(
-                "  link alerts: "
-                    + summary.linkAlerts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
-                        separator: ", "))
-        }
-        if !summary.tagAlerts.isEmpty {
-            lines.append(
-                "  tag alerts: "
-                    + summary.tagAlerts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
-                        separator: ", "))
+                "  \(label): "
+                    + counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if summary.commits > 0 {
             lines.append("  history: \(summary.storedRows) rows in \(summary.commits) commits")

@@ -274,6 +274,48 @@ import ZoneInference
         }
     }
 
+    /// The same through `watch`, on links made to order so that each guard is what decides: five gateways hear each
+    /// other 100 times a period, gw-a's links at −55 to −85 dBm both ways; after three settled periods, two periods
+    /// follow with gw-a's beacon stopped, or gw-a silent altogether, or (the control) gw-a taken far from gw-b and
+    /// gw-c, which it hears no more, and next to gw-d and gw-e, now 20 dB louder. Only the control is named. Without
+    /// the both-ways check the stopped beacon is named moved; without the check that both ends are still alive, the
+    /// silent gateway is.
+    @Test func watchNamesAMoveButNotAStoppedBeaconOrASilentGateway() throws {
+        let venue = try Self.venue()
+        let ids = Array(venue.gateways.map(\.id).prefix(5))
+        let victim = ids[0]
+        let levels = [ids[1]: -55.0, ids[2]: -65, ids[3]: -75, ids[4]: -85]
+        func run(_ after: (GatewayID, GatewayID, Double) -> Double?) -> [GatewayLinks.LinkAlert] {
+            var links = GatewayLinks()
+            var alerts: [GatewayLinks.LinkAlert] = []
+            for period in 0..<5 {
+                for tx in ids {
+                    for rx in ids where rx != tx {
+                        let level = tx == victim ? levels[rx]! : rx == victim ? levels[tx]! : -70
+                        guard let heard = period < 3 ? level : after(tx, rx, level) else { continue }
+                        for k in 0..<100 {
+                            links.note(
+                                tx: tx, rx: rx, rssi: Int(heard), t: Double(period * 300 + k * 3), measuredPower: -59)
+                        }
+                    }
+                }
+                links.watch(at: Double(period + 1) * 300, period: 300, venue: venue, sensitivity: -95)
+                alerts += links.takeAlerts()
+            }
+            return alerts
+        }
+        let stopped = run { tx, _, level in tx == victim ? nil : level }
+        #expect(stopped.isEmpty, "\(stopped.map(\.reason))")
+        let silent = run { tx, rx, level in tx == victim || rx == victim ? nil : level }
+        #expect(silent.isEmpty, "\(silent.map(\.reason))")
+        let moved = run { tx, rx, level in
+            let other = tx == victim ? rx : rx == victim ? tx : nil
+            guard let other else { return level }
+            return other == ids[1] || other == ids[2] ? nil : level + 20
+        }
+        #expect(moved.map(\.code) == ["gateway-moved"] && moved.first?.gateway == victim, "\(moved.map(\.reason))")
+    }
+
     /// The judgement itself: a gateway's beacon heard no more by four gateways whose beacons it still hears as before is
     /// not a move (that needs both ways round to shift); the same four lost both ways, with two links louder, is.
     @Test func aMoveShiftsTheLinksBothWaysRound() {
