@@ -172,8 +172,16 @@ public struct GatewayLinks: Sendable {
     /// All of a gateway's links down by at least this (dB), within `degradedSpreadDB` of each other: degraded.
     static let degradedShiftDB = 6.0
     static let degradedSpreadDB = 4.0
-    /// Its links shifted each their own way by this much (RMS about their mean shift, dB): moved.
+    /// Its links shifted each their own way by this much (RMS about their mean shift, dB): moved. Or less, when its
+    /// links place it (`LinkCalibration.locate`) at least `movedMetres` from its place in the venue file, farther than
+    /// the fix's radius, and explain it there better by `movedEvidence` (Δχ²): links that all grew louder together (a
+    /// gateway brought in from outside), or weak links lost and others gained. Not the 13.8 of p = 0.001 for two
+    /// coordinates: each link's shadowing is the same packet after packet, so a gateway where it stands scores up to
+    /// 14 (`theLinksPlaceAGatewayThatStayedWhereItIs`); the five moves of training seeds 1–60 named this way scored
+    /// 23 to 107 (`scripts/gateway-moves.sh`).
     static let movedSpreadDB = 5.0
+    static let movedMetres = 3.0
+    static let movedEvidence = 20.0
     static let watchedLinks = 3
     /// A link counts as shifted by this much (dB); most of a gateway's links must be.
     static let linkShiftDB = 3.0
@@ -205,12 +213,19 @@ public struct GatewayLinks: Sendable {
         var mean: Double
         var spread: Double
         var shiftedShare: Double
+        /// Where its links place it, when the judgement needed to know.
+        var fix: LinkCalibration.Fix? = nil
     }
 
     /// `gateway-moved` or `gateway-degraded` for a gateway whose `links` (at least `watchedLinks`) mostly shifted by
     /// `linkShiftDB` or more, or nil. Moved wants links shifted both ways round (its beacon heard differently and it
-    /// hearing differently): a beacon that stopped, with its receiver as before, is not a move.
-    static func judge(_ links: [WatchedLink], of gateway: GatewayID) -> Judgement? {
+    /// hearing differently): a beacon that stopped, with its receiver as before, is not a move. It wants them shifted
+    /// with two other gateways at least: when only its links with one other changed, either of the two may have moved,
+    /// and the other's own links tell which. Links shifted each their own way by `movedSpreadDB` are a move; fewer
+    /// are when `locating` (where its links place it now) places it clearly elsewhere.
+    static func judge(
+        _ links: [WatchedLink], of gateway: GatewayID, locating: () -> LinkCalibration.Fix? = { nil }
+    ) -> Judgement? {
         guard links.count >= Self.watchedLinks else { return nil }
         let shifts = links.map { $0.after - $0.before }
         let mean = shifts.reduce(0, +) / Double(shifts.count)
@@ -219,13 +234,21 @@ public struct GatewayLinks: Sendable {
         let shifted = links.filter { abs($0.after - $0.before) >= Self.linkShiftDB }
         guard 2 * shifted.count >= links.count else { return nil }
         let share = Double(shifted.count) / Double(links.count)
+        var judgement = Judgement(code: "gateway-moved", links: links, mean: mean, spread: spread, shiftedShare: share)
         if mean <= -Self.degradedShiftDB && spread <= Self.degradedSpreadDB {
-            return Judgement(code: "gateway-degraded", links: links, mean: mean, spread: spread, shiftedShare: share)
+            judgement.code = "gateway-degraded"
+            return judgement
         }
-        guard spread >= Self.movedSpreadDB, shifted.contains(where: { $0.key.tx == gateway }),
+        let others = Set(shifted.map { $0.key.tx == gateway ? $0.key.rx : $0.key.tx })
+        guard others.count >= 2, shifted.contains(where: { $0.key.tx == gateway }),
             shifted.contains(where: { $0.key.rx == gateway })
         else { return nil }
-        return Judgement(code: "gateway-moved", links: links, mean: mean, spread: spread, shiftedShare: share)
+        if spread >= Self.movedSpreadDB { return judgement }
+        guard let fix = locating(), fix.evidence >= Self.movedEvidence,
+            fix.movedMetres >= max(Self.movedMetres, fix.withinMetres)
+        else { return nil }
+        judgement.fix = fix
+        return judgement
     }
 
     /// What `relearn` forgot.
@@ -306,6 +329,7 @@ public struct GatewayLinks: Sendable {
         // the neighbours of a moved gateway see their links to it change, and one with few links of its own would
         // otherwise be named too.
         var suspects: [GatewayID: Judgement] = [:]
+        var fixes: [GatewayID: LinkCalibration.Fix?] = [:]
         while true {
             var best: (gateway: GatewayID, judgement: Judgement)?
             for (gateway, links) in involved where suspects[gateway] == nil {
@@ -313,7 +337,13 @@ public struct GatewayLinks: Sendable {
                     let other = link.key.tx == gateway ? link.key.rx : link.key.tx
                     return suspects[other] == nil
                 }
-                guard let judgement = Self.judge(own, of: gateway) else { continue }
+                let locating = {
+                    if let known = fixes[gateway] { return known }
+                    let fix = locate(gateway, recent: recentTallies, venue: venue, sensitivity: sensitivity)
+                    fixes[gateway] = .some(fix)
+                    return fix
+                }
+                guard let judgement = Self.judge(own, of: gateway, locating: locating) else { continue }
                 if let current = best,
                     (current.judgement.shiftedShare, current.judgement.links.count, gateway.rawValue)
                         >= (judgement.shiftedShare, judgement.links.count, current.gateway.rawValue)
@@ -342,14 +372,18 @@ public struct GatewayLinks: Sendable {
             let what =
                 code == "gateway-degraded"
                 ? "all fell together (antenna blocked, adapter failing?)"
-                : "shifted each its own way (moved?)"
+                : judgement.spread >= Self.movedSpreadDB
+                    ? "shifted each its own way (moved?)" : "shifted, and place it elsewhere (moved?)"
             let fix =
                 code == "gateway-moved"
-                ? locate(gateway, recent: recentTallies, venue: venue, sensitivity: sensitivity) : nil
+                ? judgement.fix ?? fixes[gateway]
+                    ?? locate(gateway, recent: recentTallies, venue: venue, sensitivity: sensitivity) : nil
             let place = fix.map { fix in
                 String(
-                    format: "; heard now as if at (%.1f, %.1f), within %.0f m: %.0f m from its place in the venue file",
-                    fix.position.x, fix.position.y, fix.withinMetres.rounded(.up), fix.movedMetres)
+                    format:
+                        "; heard now as if at (%.1f, %.1f), within %.0f m: %.0f m from its place in the venue file, "
+                        + "which explains its links worse by Δχ² %.0f",
+                    fix.position.x, fix.position.y, fix.withinMetres.rounded(.up), fix.movedMetres, fix.evidence)
             }
             let lost = links.filter(\.lost).count
             let appeared = links.filter(\.appeared).count

@@ -28,6 +28,17 @@ extension LinkCalibration {
         public var movedMetres: Double
         /// The links it rests on.
         public var links: Int
+        /// How much better the fix explains the links than the gateway's place in the venue file does (Δχ², in the
+        /// links' scatter at the fix, 0 when the place does as well): small for a gateway that has not moved.
+        public var evidence: Double
+
+        public init(position: Point, withinMetres: Double, movedMetres: Double, links: Int, evidence: Double) {
+            self.position = position
+            self.withinMetres = withinMetres
+            self.movedMetres = movedMetres
+            self.links = links
+            self.evidence = evidence
+        }
     }
 
     /// Where `gateway` is now, from what its links hear now (`heard`) and what the last fit knows of the others:
@@ -60,61 +71,66 @@ extension LinkCalibration {
         // The own offset's prior, as so many links' worth of weight.
         let priorWeight = variance / (ownOffsetSigma * ownOffsetSigma)
 
+        // The links' cost (χ² in `linkSigma`) of `place`, and the RMS residual of the heard links there.
+        func cost(at place: Point) -> (chiSquared: Double, residual: Double) {
+            // Residuals of the heard links by direction, before the own offsets; and the expected levels of the links
+            // not heard, with their direction.
+            var residuals: [[Double]] = [[], []]
+            var unheard: [(expected: Double, direction: Int)] = []
+            for link in links {
+                let other = byID[link.other]!
+                let dx = place.x - other.position.x
+                let dy = place.y - other.position.y
+                let dz = own.height - other.height
+                let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
+                var expected = link.measuredPower - 10 * exponent * log10(distance)
+                expected +=
+                    link.outgoing
+                    ? ownOffset + (fit.receiveGains[link.other]?.value ?? 0)
+                    : ownGain + (fit.transmitOffsets[link.other]?.value ?? 0)
+                let path = Segment(place, other.position)
+                for (index, wall) in venue.walls.enumerated() where path.intersects(wall.segment) {
+                    expected -= fit.wallLosses[index]?.value ?? wall.attenuation
+                }
+                if let antenna = other.antenna {
+                    let ratio = fit.antennaFrontToBack[link.other]?.value ?? antenna.frontToBackDB
+                    expected -= ratio * (1 - antenna.cosine(towardsX: dx, y: dy, distance: distance)) / 2
+                }
+                let direction = link.outgoing ? 0 : 1
+                if let level = link.meanRSSI {
+                    residuals[direction].append(level - expected)
+                } else {
+                    unheard.append((expected, direction))
+                }
+            }
+            var cost = 0.0
+            var offsets = [0.0, 0.0]
+            for direction in 0..<2 where !residuals[direction].isEmpty {
+                let sum = residuals[direction].reduce(0, +)
+                offsets[direction] = sum / (Double(residuals[direction].count) + priorWeight)
+                cost += residuals[direction].map { ($0 - offsets[direction]) * ($0 - offsets[direction]) }
+                    .reduce(0, +)
+                cost += priorWeight * offsets[direction] * offsets[direction]
+            }
+            for link in unheard {
+                let excess = link.expected + offsets[link.direction] - sensitivity
+                if excess > 0 { cost += excess * excess }
+            }
+            let heardCount = residuals[0].count + residuals[1].count
+            return (cost / variance, (cost / Double(max(1, heardCount))).squareRoot())
+        }
+
         var costs = [Double](repeating: .infinity, count: columns * rows)
         var best = (cost: Double.infinity, cell: -1)
         var residualAtBest = 0.0
         for row in 0..<rows {
             for column in 0..<columns {
-                let place = Point(minX + Double(column) * step, minY + Double(row) * step)
-                // Residuals of the heard links by direction, before the own offsets; and the expected levels of the
-                // links not heard, with their direction.
-                var residuals: [[Double]] = [[], []]
-                var unheard: [(expected: Double, direction: Int)] = []
-                for link in links {
-                    let other = byID[link.other]!
-                    let dx = place.x - other.position.x
-                    let dy = place.y - other.position.y
-                    let dz = own.height - other.height
-                    let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
-                    var expected = link.measuredPower - 10 * exponent * log10(distance)
-                    expected +=
-                        link.outgoing
-                        ? ownOffset + (fit.receiveGains[link.other]?.value ?? 0)
-                        : ownGain + (fit.transmitOffsets[link.other]?.value ?? 0)
-                    let path = Segment(place, other.position)
-                    for (index, wall) in venue.walls.enumerated() where path.intersects(wall.segment) {
-                        expected -= fit.wallLosses[index]?.value ?? wall.attenuation
-                    }
-                    if let antenna = other.antenna {
-                        let ratio = fit.antennaFrontToBack[link.other]?.value ?? antenna.frontToBackDB
-                        expected -= ratio * (1 - antenna.cosine(towardsX: dx, y: dy, distance: distance)) / 2
-                    }
-                    let direction = link.outgoing ? 0 : 1
-                    if let level = link.meanRSSI {
-                        residuals[direction].append(level - expected)
-                    } else {
-                        unheard.append((expected, direction))
-                    }
-                }
-                var cost = 0.0
-                var offsets = [0.0, 0.0]
-                for direction in 0..<2 where !residuals[direction].isEmpty {
-                    let sum = residuals[direction].reduce(0, +)
-                    offsets[direction] = sum / (Double(residuals[direction].count) + priorWeight)
-                    cost += residuals[direction].map { ($0 - offsets[direction]) * ($0 - offsets[direction]) }
-                        .reduce(0, +)
-                    cost += priorWeight * offsets[direction] * offsets[direction]
-                }
-                for link in unheard {
-                    let excess = link.expected + offsets[link.direction] - sensitivity
-                    if excess > 0 { cost += excess * excess }
-                }
                 let cell = row * columns + column
-                costs[cell] = cost / variance
-                if costs[cell] < best.cost {
-                    best = (costs[cell], cell)
-                    let heardCount = residuals[0].count + residuals[1].count
-                    residualAtBest = (cost / Double(max(1, heardCount))).squareRoot()
+                let here = cost(at: Point(minX + Double(column) * step, minY + Double(row) * step))
+                costs[cell] = here.chiSquared
+                if here.chiSquared < best.cost {
+                    best = (here.chiSquared, cell)
+                    residualAtBest = here.residual
                 }
             }
         }
@@ -131,6 +147,7 @@ extension LinkCalibration {
         }
         return Fix(
             position: fix, withinMetres: within, movedMetres: fix.distance(to: own.position),
-            links: links.filter { $0.meanRSSI != nil }.count)
+            links: links.filter { $0.meanRSSI != nil }.count,
+            evidence: max(0, cost(at: own.position).chiSquared - best.cost) / (scale * scale))
     }
 }
