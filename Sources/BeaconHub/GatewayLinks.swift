@@ -329,7 +329,14 @@ public struct GatewayLinks: Sendable {
         // the neighbours of a moved gateway see their links to it change, and one with few links of its own would
         // otherwise be named too.
         var suspects: [GatewayID: Judgement] = [:]
+        // Where each gateway's links place it, found once per watch (a grid search), for its judgement and its alert.
         var fixes: [GatewayID: LinkCalibration.Fix?] = [:]
+        func fix(of gateway: GatewayID) -> LinkCalibration.Fix? {
+            if let known = fixes[gateway] { return known }
+            let fix = locate(gateway, recent: recentTallies, venue: venue, sensitivity: sensitivity)
+            fixes[gateway] = .some(fix)
+            return fix
+        }
         while true {
             var best: (gateway: GatewayID, judgement: Judgement)?
             for (gateway, links) in involved where suspects[gateway] == nil {
@@ -337,13 +344,7 @@ public struct GatewayLinks: Sendable {
                     let other = link.key.tx == gateway ? link.key.rx : link.key.tx
                     return suspects[other] == nil
                 }
-                let locating = {
-                    if let known = fixes[gateway] { return known }
-                    let fix = locate(gateway, recent: recentTallies, venue: venue, sensitivity: sensitivity)
-                    fixes[gateway] = .some(fix)
-                    return fix
-                }
-                guard let judgement = Self.judge(own, of: gateway, locating: locating) else { continue }
+                guard let judgement = Self.judge(own, of: gateway, locating: { fix(of: gateway) }) else { continue }
                 if let current = best,
                     (current.judgement.shiftedShare, current.judgement.links.count, gateway.rawValue)
                         >= (judgement.shiftedShare, judgement.links.count, current.gateway.rawValue)
@@ -374,11 +375,8 @@ public struct GatewayLinks: Sendable {
                 ? "all fell together (antenna blocked, adapter failing?)"
                 : judgement.spread >= Self.movedSpreadDB
                     ? "shifted each its own way (moved?)" : "shifted, and place it elsewhere (moved?)"
-            let fix =
-                code == "gateway-moved"
-                ? judgement.fix ?? fixes[gateway]
-                    ?? locate(gateway, recent: recentTallies, venue: venue, sensitivity: sensitivity) : nil
-            let place = fix.map { fix in
+            let found = code == "gateway-moved" ? fix(of: gateway) : nil
+            let place = found.map { fix in
                 String(
                     format:
                         "; heard now as if at (%.1f, %.1f), within %.0f m: %.0f m from its place in the venue file, "
@@ -396,7 +394,7 @@ public struct GatewayLinks: Sendable {
                     + "mean shift \(String(format: "%+.1f", judgement.mean)) dB, spread "
                     + "\(String(format: "%.1f", judgement.spread)) dB; " + evidence.joined(separator: ", ")
                     + (place ?? ""),
-                t: t, fix: fix)
+                t: t, fix: found)
             raised[gateway] = alert
             pendingAlerts.append(alert)
         }
