@@ -13,11 +13,8 @@
 set -euo pipefail
 usage="usage: scripts/bench-replay.sh BIN-DIR BENCH-DIR [--jobs 2] [KEY=VALUE...]"
 [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
-for folder in "$1" "$2"; do
-    [ -d "$folder" ] || { echo "bench-replay: $folder is not a folder ($usage)" >&2; exit 2; }
-done
-bin=$(cd "$1" && pwd)
-bench=$(cd "$2" && pwd)
+. "$(dirname "$0")/replay-lib.sh"
+replay_folders bench-replay "$usage" "$1" "$2"
 shift 2
 jobs=2
 settings=()
@@ -28,16 +25,7 @@ while [ $# -gt 0 ]; do
         *) echo "bench-replay: unknown argument $1 (see the script's header)" >&2; exit 2 ;;
     esac
 done
-for program in beacon-hub beacon-sim; do
-    if [ ! -x "$bin/$program" ]; then
-        echo "bench-replay: $bin/$program is missing: build it (swift build -c release)" >&2
-        exit 1
-    fi
-done
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-inference=""
-for setting in "${settings[@]}"; do inference+="  ${setting%%=*}: ${setting#*=}"$'\n'; done
+replay_prepare bench-replay "${settings[@]}"
 
 venue() { # SEED-DIR: one JSON line
     local dir=$1 name out kind config scores=()
@@ -80,13 +68,7 @@ PY
 }
 export -f venue
 export bin work inference
-if ! compgen -G "$bench/seed-*" >/dev/null; then
-    echo "bench-replay: $bench has no seed-N folders: give it the --out folder of beacon-sim bench" >&2
-    exit 1
-fi
-find "$bench" -maxdepth 1 -type d -name 'seed-*' | sort -V |
-    xargs -P "$jobs" -I{} bash -c 'venue "$1" >"$work/$(basename "$1").json"' _ {}
-cat "$work"/seed-*.json | sort -t: -k2 -n
+replay_venues bench-replay "$jobs"
 cat "$work"/seed-*.json | python3 -c '
 import json, statistics, sys
 rows = [json.loads(line) for line in sys.stdin]

@@ -17,11 +17,8 @@ set -euo pipefail
 usage="usage: scripts/calibration-replay.sh BIN-DIR BENCH-DIR [--taps points|zones|route|none] [--jobs 2]"
 usage+=" [KEY=VALUE...]"
 [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
-for folder in "$1" "$2"; do
-    [ -d "$folder" ] || { echo "calibration-replay: $folder is not a folder ($usage)" >&2; exit 2; }
-done
-bin=$(cd "$1" && pwd)
-bench=$(cd "$2" && pwd)
+. "$(dirname "$0")/replay-lib.sh"
+replay_folders calibration-replay "$usage" "$1" "$2"
 shift 2
 jobs=2
 taps=points
@@ -38,16 +35,7 @@ case $taps in
     points | zones | route | none) ;;
     *) echo "calibration-replay: --taps is points, zones, route or none, not $taps" >&2; exit 2 ;;
 esac
-for program in beacon-hub beacon-sim; do
-    if [ ! -x "$bin/$program" ]; then
-        echo "calibration-replay: $bin/$program is missing: build it (swift build -c release)" >&2
-        exit 1
-    fi
-done
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-inference=""
-for setting in "${settings[@]}"; do inference+="  ${setting%%=*}: ${setting#*=}"$'\n'; done
+replay_prepare calibration-replay "${settings[@]}"
 
 venue() { # SEED-DIR: one JSON line
     local dir=$1 name out site tapping=()
@@ -87,13 +75,7 @@ PY
 }
 export -f venue
 export bin work inference taps
-if ! compgen -G "$bench/seed-*" >/dev/null; then
-    echo "calibration-replay: $bench has no seed-N folders: give it the --out folder of beacon-sim bench" >&2
-    exit 1
-fi
-find "$bench" -maxdepth 1 -type d -name 'seed-*' | sort -V |
-    xargs -P "$jobs" -I{} bash -c 'venue "$1" >"$work/$(basename "$1").json"' _ {}
-cat "$work"/seed-*.json | sort -t: -k2 -n
+replay_venues calibration-replay "$jobs"
 cat "$work"/seed-*.json | python3 -c '
 import json, statistics, sys
 rows = [json.loads(line) for line in sys.stdin]
