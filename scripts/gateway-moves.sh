@@ -7,8 +7,12 @@
 # Prints one JSON line per venue: the gateway, how far it was taken, whether (and how long after the move) the hub
 # raised `gateway-moved` for it, the estimate's error and its stated radius, and the alerts raised for other gateways;
 # then a summary line. With --steady nothing is moved (the control: every alert is a false one).
+# --keep-sightings keeps each venue's sightings (OUT-DIR/SEED/sightings.jsonl.gz, 20–40 MB a venue); --replay then
+# simulates nothing: BIN-DIR's beacon-hub (the only program it needs) replays the sightings kept in OUT-DIR by an
+# earlier run of the same seeds, so that two hubs are compared on the same runs (seeds 1 and 2: 60 s against 80 s).
 #
 #   scripts/gateway-moves.sh BIN-DIR OUT-DIR SEED... [--move-at 40m] [--after 40m] [--jobs 2] [--steady]
+#       [--keep-sightings | --replay]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$1
@@ -18,6 +22,8 @@ move_at=2400
 after=2400
 jobs=2
 steady=0
+keep=0
+replay=0
 seeds=()
 minutes() { # 40m or seconds → seconds
     case "$1" in
@@ -31,19 +37,26 @@ while [ $# -gt 0 ]; do
         --after) after=$(minutes "$2"); shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
         --steady) steady=1; shift ;;
+        --keep-sightings) keep=1; shift ;;
+        --replay) replay=1; shift ;;
+        --*) echo "gateway-moves.sh: unknown option $1 (see the script's header)" >&2; exit 2 ;;
         *) seeds+=("$1"); shift ;;
     esac
 done
 if [ ${#seeds[@]} = 0 ]; then
-    echo "gateway-moves.sh: no seeds (usage: scripts/gateway-moves.sh BIN-DIR OUT-DIR SEED... [--move-at 40m] [--after 40m] [--jobs 2])" >&2
+    echo "gateway-moves.sh: no seeds (usage: scripts/gateway-moves.sh BIN-DIR OUT-DIR SEED... [--move-at 40m] [--after 40m] [--jobs 2] [--steady] [--keep-sightings | --replay])" >&2
+    exit 2
+fi
+if [ "$keep" = 1 ] && [ "$replay" = 1 ]; then
+    echo "gateway-moves.sh: --replay keeps the sightings it replays; give --keep-sightings or --replay, not both" >&2
     exit 2
 fi
 start=1763812800
 mkdir -p "$out"
 
-one() { # SEED
+simulate() { # SEED DIR SIGHTINGS: the venue, the move and the run before and after it, into SIGHTINGS
     set -euo pipefail
-    local seed=$1 dir=$out/$1
+    local seed=$1 dir=$2 sightings=$3
     rm -rf "$dir" && mkdir -p "$dir"
     "$bin/beacon-sim" venue --random --seed "$seed" --gateway-beacons --out "$dir/venue.yaml" >/dev/null
     # The gateways alone, and the venue with one of them moved (drawn from the seed) to a point inside another zone.
@@ -100,14 +113,31 @@ PY
         --gateway-beacons --no-oracle >"$dir/run-before.txt"
     "$bin/beacon-sim" run "$dir/venue-moved.yaml" --out "$dir/after" --duration "$after" --seed "$seed" \
         --start $((start + move_at)) --gateway-beacons --no-oracle >"$dir/run-after.txt"
-    cat "$dir/before/sightings.jsonl" "$dir/after/sightings.jsonl" >"$dir/sightings.jsonl"
+    cat "$dir/before/sightings.jsonl" "$dir/after/sightings.jsonl" >"$sightings"
     rm -rf "$dir/before" "$dir/after"
+}
+
+one() { # SEED
+    set -euo pipefail
+    local seed=$1 dir=$out/$1 sightings=$out/$1/sightings.jsonl
+    if [ "$replay" = 1 ]; then
+        sightings+=.gz
+        [ -f "$sightings" ] || {
+            echo "gateway-moves.sh: no $sightings: run these seeds with --keep-sightings first" >&2
+            return 1
+        }
+    else
+        simulate "$seed" "$dir" "$sightings"
+    fi
     local site
     site=$(sed -n 's/^site: //p' "$dir/venue.yaml")
     printf 'hub: moves\nsite: %s\nvenue: venue.yaml\n' "$site" >"$dir/hub.yaml"
-    "$bin/beacon-hub" replay --config "$dir/hub.yaml" "$dir/sightings.jsonl" --events "$dir/events.jsonl" \
-        >"$dir/replay.txt"
-    rm -f "$dir/sightings.jsonl"
+    "$bin/beacon-hub" replay --config "$dir/hub.yaml" "$sightings" --events "$dir/events.jsonl" >"$dir/replay.txt"
+    if [ "$keep" = 1 ]; then
+        gzip -1 -f "$sightings"
+    elif [ "$replay" = 0 ]; then
+        rm -f "$sightings"
+    fi
     python3 - "$dir" "$seed" $((start + move_at)) <<'PY'
 import json, math, sys
 d, seed, moved_at = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
@@ -135,8 +165,8 @@ row["otherAlerts"] = others
 print(json.dumps(row))
 PY
 }
-export -f one
-export bin out move_at after start steady
+export -f one simulate
+export bin out move_at after start steady keep replay
 printf '%s\n' "${seeds[@]}" | xargs -P "$jobs" -I{} bash -c 'one {} > "$out/row-{}.json" 2>"$out/err-{}.txt" || { echo "seed {} failed: $(tail -3 "$out/err-{}.txt")" >&2; exit 255; }'
 rows=()
 for seed in "${seeds[@]}"; do rows+=("$out/row-$seed.json"); done
