@@ -213,8 +213,6 @@ public struct GatewayLinks: Sendable {
         var mean: Double
         var spread: Double
         var shiftedShare: Double
-        /// Where its links place it, when the judgement needed to know.
-        var fix: LinkCalibration.Fix? = nil
     }
 
     /// `gateway-moved` or `gateway-degraded` for a gateway whose `links` (at least `watchedLinks`) mostly shifted by
@@ -247,7 +245,6 @@ public struct GatewayLinks: Sendable {
         guard let fix = locating(), fix.evidence >= Self.movedEvidence,
             fix.movedMetres >= max(Self.movedMetres, fix.withinMetres)
         else { return nil }
-        judgement.fix = fix
         return judgement
     }
 
