@@ -376,7 +376,7 @@ public struct GatewayLinks: Sendable {
             let place = found.map { fix in
                 String(
                     format:
-                        "; heard now as if at (%.1f, %.1f), within %.0f m: %.0f m from its place in the venue file, "
+                        "; heard now as if at (%.1f, %.1f), within %.0f m: %.0f m from where the hub has it, "
                         + "which explains its links worse by Δχ² %.0f",
                     fix.position.x, fix.position.y, fix.withinMetres.rounded(.up), fix.movedMetres, fix.evidence)
             }

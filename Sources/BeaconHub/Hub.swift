@@ -110,7 +110,9 @@ public final class Hub: Service, Sendable {
         if let store {
             // A database of another site or pseudonymisation is refused before anything is ingested.
             try await store.adopt(site: configuration.site.rawValue, keyID: pseudonyms.keyID)
-            if let venue = configuration.loadedVenue {
+            // Where the gateways stand with hub.yaml's calibration; a stored version placing them elsewhere rewrites
+            // it when it is put in force (`HubCalibrationDesk.restore`).
+            if let venue = configuration.loadedVenue?.placed(by: initialEngine.calibration?.placements) {
                 try await store.describeVenue(
                     zones: venue.zones.map { ($0.id.rawValue, $0.name) },
                     gateways: venue.gateways.map { ($0.id.rawValue, $0.zone?.rawValue, $0.position.x, $0.position.y) })

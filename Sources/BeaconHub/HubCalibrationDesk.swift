@@ -39,8 +39,11 @@ final class HubCalibrationDesk: CalibrationDesk {
     /// The versions, when the hub keeps no database (lost at a restart).
     private let memory = Mutex<[CalibrationVersion]>([])
     private let checks = Mutex(Checks())
-    /// The uncalibrated model the calibration is measured against (as `beacon-hub calibrate` does).
-    let model: VenueModel
+    /// The uncalibrated model the calibration is measured against (as `beacon-hub calibrate` does), for the
+    /// placements it was made for: the gateways stand where the calibration in force placed them.
+    private let models = Mutex<(placements: [String: Calibration.Placement]?, model: VenueModel)?>(nil)
+    /// The placements in force (`Calibration.placements`), for the plan: kept with each calibration applied.
+    private let inForce: Mutex<[String: Calibration.Placement]>
 
     struct Checks {
         var cache: CheckCache?
@@ -65,7 +68,7 @@ final class HubCalibrationDesk: CalibrationDesk {
         self.configuredPath = configuredPath
         self.store = store
         self.logger = logger
-        model = VenueModel(venue: venue, settings: settings)
+        inForce = Mutex(configured?.placements ?? [:])
     }
 
     func attach(_ hub: Hub) { owner.withLock { $0.hub = hub } }
@@ -187,7 +190,7 @@ final class HubCalibrationDesk: CalibrationDesk {
         defer { changing.withLock { $0 = false } }
         let (walk, current, learned) = try snapshot()
         let now = Self.now()
-        guard let (calibration, _) = calibrate(walk, at: now),
+        guard let (calibration, _) = calibrate(walk, at: now, current: current),
             !calibration.zones.isEmpty || calibration.points?.isEmpty == false
         else {
             throw Self.bad(
@@ -211,6 +214,7 @@ final class HubCalibrationDesk: CalibrationDesk {
             if core.calibrationWalk?.id == walk.id { core.calibrationWalk = nil }
             return (core.engine.calibration, core.engine.learned)
         }
+        await noted(places: calibration.placements, was: current?.placements)
         logger.info(
             "calibration applied",
             metadata: ["version": "\(version.version)", "who": "\(walk.who)", "zones": "\(version.zones)"])
@@ -248,7 +252,7 @@ final class HubCalibrationDesk: CalibrationDesk {
                 created: Self.now(), who: who, note: "rollback to version \(target)", kind: .rollback,
                 restores: target, zones: calibration?.zones.count ?? 0,
                 gateways: calibration?.gatewayOffsets.count ?? 0, body: body))
-        session.core.withLock { $0.engine.apply(calibration: calibration) }
+        await applyLive(calibration, to: session)
         logger.info("calibration rolled back", metadata: ["version": "\(version.version)", "restores": "\(target)"])
         return CalibrationRolledBack(active: Self.listed(version))
     }
@@ -263,6 +267,78 @@ final class HubCalibrationDesk: CalibrationDesk {
         logger.notice("gateway's links started afresh: their new levels will settle over two fits", metadata: metadata)
         return LinksRelearned(
             gateway: gateway, t: Self.now(), linksForgotten: relearned.links,
+            alertCleared: relearned.cleared.map(LiveBoard.LinkAlert.init))
+    }
+
+    /// Places `gateway` where the request says: a new version (kind `placement`) of the calibration in force with the
+    /// gateway there and what was measured of it at its old place left out (`Calibration.placing`), stored, then
+    /// applied live; its links start afresh, as accepting a move does. Refused while a walk is open: the walk
+    /// measures the gateways where they stand. `gateway` is one of the venue's (the route checks it).
+    func place(_ gateway: String, _ request: GatewayPlace) async throws -> GatewayPlaced {
+        let who = request.who.trimmingCharacters(in: .whitespaces)
+        guard !who.isEmpty else { throw Self.bad(.badRequest, "say who places it (\"who\"): the version records it") }
+        guard request.x.isFinite, request.y.isFinite, CalibrationSession.onPlan(request.x, request.y, venue: venue)
+        else {
+            throw Self.bad(
+                .badRequest,
+                "(\(request.x), \(request.y)) is not on the venue's floor plan: give x and y in venue metres")
+        }
+        let zone: ZoneID?
+        if let named = request.zone?.trimmingCharacters(in: .whitespaces), !named.isEmpty {
+            guard let known = venue.zones.first(where: { $0.id.rawValue == named }) else {
+                throw Self.bad(
+                    .badRequest,
+                    "zone \(named) is not in the venue: one of \(venue.zones.map(\.id.rawValue).joined(separator: ", ")), "
+                        + "or leave \"zone\" out for the zone its place lies in")
+            }
+            zone = known.id
+        } else {
+            zone = venue.zone(at: Point(request.x, request.y))?.id
+        }
+        try exclusively()
+        defer { changing.withLock { $0 = false } }
+        let session = try activeSession()
+        let id = GatewayID(unchecked: gateway)
+        let (open, current, before) = session.core.withLock { core in
+            (
+                core.calibrationWalk, core.engine.calibration,
+                core.engine.venue.gateways.first { $0.id == id }?.position
+            )
+        }
+        if let open {
+            throw Self.bad(
+                .sessionOpen,
+                "\(open.who)'s calibration walk is open: finish or cancel it first (the walk measures the gateways where "
+                    + "they stand)")
+        }
+        let now = Self.now()
+        let placement = Calibration.Placement(x: request.x, y: request.y, zone: zone)
+        let base =
+            current
+            ?? Calibration(
+                site: site, created: now.rounded(), referencePower: settings.referencePower, gatewayOffsets: [:],
+                zones: [:])
+        let calibration = base.placing(id, at: placement)
+        let note = request.note.flatMap { $0.isEmpty ? nil : $0 }
+        let version = try await add(
+            CalibrationVersion(
+                created: now, who: who,
+                note: note ?? String(format: "%@ placed at (%.1f, %.1f)", gateway, request.x, request.y),
+                kind: .placement, zones: calibration.zones.count, gateways: calibration.gatewayOffsets.count,
+                body: try Self.encode(calibration)))
+        await applyLive(calibration, to: session)
+        let relearned = session.core.withLock { $0.links.relearn(id) }
+        let moved = before.map { $0.distance(to: Point(request.x, request.y)) } ?? 0
+        logger.notice(
+            "gateway placed: the engine's map, its links and the plan take its new place",
+            metadata: [
+                "gateway": "\(gateway)", "x": "\(request.x)", "y": "\(request.y)",
+                "zone": "\(zone?.rawValue ?? "none")",
+                "movedMetres": "\(String(format: "%.1f", moved))", "version": "\(version.version)", "who": "\(who)",
+            ])
+        return GatewayPlaced(
+            gateway: gateway, x: request.x, y: request.y, zone: zone?.rawValue, movedMetres: moved,
+            version: Self.listed(version), linksForgotten: relearned.links,
             alertCleared: relearned.cleared.map(LiveBoard.LinkAlert.init))
     }
 
@@ -282,7 +358,7 @@ final class HubCalibrationDesk: CalibrationDesk {
         do {
             guard let newest = try await store.calibrationVersions().first else { return }
             let (calibration, _) = try await self.calibration(of: newest.version)
-            session.core.withLock { $0.engine.apply(calibration: calibration) }
+            await applyLive(calibration, to: session)
             var metadata: Logger.Metadata = [
                 "version": "\(newest.version)", "who": "\(newest.who)", "kind": "\(newest.kind.rawValue)",
             ]
@@ -457,7 +533,7 @@ final class HubCalibrationDesk: CalibrationDesk {
         if start {
             Thread { [self] in
                 let check = computeCheck(of: walk, current: current, learned: learned, at: now)
-                let warnings = calibrate(walk, at: now)?.warnings ?? []
+                let warnings = calibrate(walk, at: now, current: current)?.warnings ?? []
                 checks.withLock {
                     $0.running = false
                     $0.cache = CheckCache(
@@ -492,12 +568,56 @@ final class HubCalibrationDesk: CalibrationDesk {
 
     /// The calibration the walk makes so far, as `beacon-hub calibrate` makes it from a plan, and its warnings; nil
     /// when no sighting fell in a stay or on the route.
-    func calibrate(_ walk: CalibrationSession, at now: Double) -> (calibration: Calibration, warnings: [String])? {
+    func calibrate(
+        _ walk: CalibrationSession, at now: Double, current: Calibration?
+    ) -> (calibration: Calibration, warnings: [String])? {
         let (stops, route) = walk.plan(at: now)
         guard !stops.isEmpty || !route.isEmpty else { return nil }
-        var calibrator = Calibrator(model: model, beacon: walk.beacon, stops: stops, route: route)
+        let placements = current?.placements
+        var calibrator = Calibrator(model: model(placed: placements), beacon: walk.beacon, stops: stops, route: route)
         for sighting in walk.sightings { calibrator.add(sighting) }
         guard calibrator.used > 0 else { return nil }
-        return calibrator.result(site: site, created: now.rounded())
+        var result = calibrator.result(site: site, created: now.rounded())
+        // A walk measures the gateways where they stand: the placements in force stay in force.
+        result.calibration.placements = placements
+        return result
     }
+
+    /// The uncalibrated model with the gateways where `placements` put them (the last one made is kept).
+    func model(placed placements: [String: Calibration.Placement]?) -> VenueModel {
+        if let kept = models.withLock({ $0 }), kept.placements == placements { return kept.model }
+        let model = VenueModel(venue: venue.placed(by: placements), settings: settings)
+        models.withLock { $0 = (placements, model) }
+        return model
+    }
+
+    /// Puts `calibration` in force in the live engine, and its placements on the plan.
+    func applyLive(_ calibration: Calibration?, to session: Hub.Session) async {
+        let was = session.core.withLock { core in
+            defer { core.engine.apply(calibration: calibration) }
+            return core.engine.calibration?.placements
+        }
+        await noted(places: calibration?.placements, was: was)
+    }
+
+    /// Keeps the placements in force for the plan and, when they changed, the database's `gateways` table (where
+    /// the gateways stand, for queries of the history) with them. A database that cannot take it is logged: the
+    /// engine runs with the new places anyway.
+    func noted(places: [String: Calibration.Placement]?, was: [String: Calibration.Placement]?) async {
+        inForce.withLock { $0 = places ?? [:] }
+        guard let store, (places ?? [:]) != (was ?? [:]) else { return }
+        let placed = venue.placed(by: places)
+        do {
+            try await store.describeVenue(
+                zones: placed.zones.map { ($0.id.rawValue, $0.name) },
+                gateways: placed.gateways.map { ($0.id.rawValue, $0.zone?.rawValue, $0.position.x, $0.position.y) })
+        } catch {
+            logger.error(
+                "cannot write where the gateways stand to the database: its gateways table keeps their old places",
+                metadata: ["error": "\(error)", "fix": "check the database; the next placement or restart writes them"])
+        }
+    }
+
+    /// Where the gateways placed elsewhere than the venue file says stand now (the calibration in force's).
+    var placements: [String: Calibration.Placement] { inForce.withLock { $0 } }
 }

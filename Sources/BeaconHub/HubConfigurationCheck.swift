@@ -72,7 +72,10 @@ public enum HubConfigurationCheck {
             let gateways = Set(venue.gateways.map(\.id.rawValue))
             let strangeZones = calibration.zones.keys.filter { !zones.contains($0) }.sorted()
             let strangeGateways = Set(calibration.gatewayOffsets.keys).union(calibration.zones.values.flatMap(\.keys))
-                .union(calibration.map?.levels.keys.map { $0 } ?? []).subtracting(gateways).sorted()
+                .union(calibration.map?.levels.keys.map { $0 } ?? []).union(
+                    calibration.placements?.keys.map { $0 } ?? []
+                )
+                .subtracting(gateways).sorted()
             let strange =
                 (strangeZones.isEmpty ? [] : ["zones " + strangeZones.joined(separator: ", ")])
                 + (strangeGateways.isEmpty ? [] : ["gateways " + strangeGateways.joined(separator: ", ")])

@@ -123,8 +123,10 @@ public enum LiveCalibrateTool {
             }
         case .rollback:
             text += "rollback to version \(version.restores ?? 0)"
+        case .placement:
+            text += "placement"
         }
-        if let note = version.note, version.kind == .walk { text += " (\(note))" }
+        if let note = version.note, version.kind != .rollback { text += " (\(note))" }
         return text
     }
 

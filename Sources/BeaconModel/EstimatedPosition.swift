@@ -1,6 +1,6 @@
 /// Where the hub's gateway-to-gateway links place a gateway that has moved (the `estimatedPosition` of a
 /// `gateway-moved` alert): a point on the venue's plan, how far from it the gateway may be, and how far that is from
-/// its place in the venue file, metres.
+/// where the hub has it (its place in the venue file, or where it was placed since), metres.
 public struct EstimatedPosition: Sendable, Hashable, Codable {
     public var x: Double
     public var y: Double

@@ -6,6 +6,8 @@ public struct CalibrationVersion: Sendable, Hashable, Codable {
         case walk
         /// An earlier version (or hub.yaml's file, version 0) put back in force.
         case rollback
+        /// The version in force with a gateway placed elsewhere (`POST /api/gateways/{gateway}/place`).
+        case placement
     }
 
     /// 1, 2, …: assigned by the store.

@@ -17,6 +17,77 @@ public protocol CalibrationDesk: Sendable {
     /// Starts a gateway's links to the others afresh, accepting its new place or state (`gateway-moved`,
     /// `gateway-degraded`): docs/inference.md, "What gateway-to-gateway links tell".
     func relearnLinks(of gateway: String) async throws -> LinksRelearned
+    /// Places a gateway elsewhere than the venue file says, live: a new calibration version (docs/dashboard.md, "The
+    /// gateway panel"); `gateway` is one of the venue's.
+    func place(_ gateway: String, _ request: GatewayPlace) async throws -> GatewayPlaced
+    /// Where the gateways placed elsewhere than the venue file says stand now, by gateway id.
+    var placements: [String: Calibration.Placement] { get }
+}
+
+/// `POST /api/gateways/{gateway}/place`: where it stands now, venue metres.
+public struct GatewayPlace: Codable, Sendable {
+    public var x: Double
+    public var y: Double
+    /// The zone it serves there; absent: the zone its place lies in (none outside every zone).
+    public var zone: String?
+    /// Who places it: the version records it.
+    public var who: String
+    public var note: String?
+
+    public init(x: Double, y: Double, zone: String? = nil, who: String, note: String? = nil) {
+        self.x = x
+        self.y = y
+        self.zone = zone
+        self.who = who
+        self.note = note
+    }
+}
+
+/// The answer to a placement: the version recording it, now in force, and the links started afresh.
+public struct GatewayPlaced: Codable, Sendable {
+    public var gateway: String
+    public var x: Double
+    public var y: Double
+    /// The zone it serves there; null for none.
+    public var zone: String?
+    /// How far from where it stood before (the venue file's place, or an earlier placement), metres.
+    public var movedMetres: Double
+    public var version: CalibrationVersion
+    /// Its links' receptions and settled levels forgotten: their new levels settle over the next two fits.
+    public var linksForgotten: Int
+    /// The `gateway-moved` / `gateway-degraded` alert it cleared; null when none was in force.
+    public var alertCleared: LiveBoard.LinkAlert?
+
+    public init(
+        gateway: String, x: Double, y: Double, zone: String?, movedMetres: Double, version: CalibrationVersion,
+        linksForgotten: Int, alertCleared: LiveBoard.LinkAlert?
+    ) {
+        self.gateway = gateway
+        self.x = x
+        self.y = y
+        self.zone = zone
+        self.movedMetres = movedMetres
+        self.version = version
+        self.linksForgotten = linksForgotten
+        self.alertCleared = alertCleared
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case gateway, x, y, zone, movedMetres, version, linksForgotten, alertCleared
+    }
+
+    // The nulls are written, not left out, as in `LinksRelearned`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(gateway, forKey: .gateway)
+        try container.encode(x, forKey: .x)
+        try container.encode(y, forKey: .y)
+        try container.encode(zone, forKey: .zone)
+        try container.encode(movedMetres, forKey: .movedMetres)
+        try container.encode(version, forKey: .version)
+        try container.encode(linksForgotten, forKey: .linksForgotten)
+        try container.encode(alertCleared, forKey: .alertCleared)
+    }
 }
 
 /// `POST /api/gateways/{gateway}/relearn`.

@@ -34,14 +34,25 @@ extension Dashboard {
             return try json(await desk().rollback(rollback))
         }
         router.post("/api/gateways/:gateway/relearn") { [self] _, context in
-            let gateway = try context.parameters.require("gateway")
-            guard configuration.venue?.gateways.contains(where: { $0.id.rawValue == gateway }) ?? true else {
-                throw APIError(
-                    .notFound, "unknown-gateway",
-                    "the venue file has no gateway \"\(gateway)\": give a gateway id as /api/venue lists them")
-            }
+            let gateway = try venueGateway(context)
             return try json(await desk().relearnLinks(of: gateway))
         }
+        router.post("/api/gateways/:gateway/place") { [self] request, context in
+            let gateway = try venueGateway(context)
+            let place = try await body(GatewayPlace.self, of: request)
+            return try json(await desk().place(gateway, place))
+        }
+    }
+
+    /// The route's gateway, one of the venue file's.
+    func venueGateway(_ context: BasicRequestContext) throws -> String {
+        let gateway = try context.parameters.require("gateway")
+        guard configuration.venue?.gateways.contains(where: { $0.id.rawValue == gateway }) ?? true else {
+            throw APIError(
+                .notFound, "unknown-gateway",
+                "the venue file has no gateway \"\(gateway)\": give a gateway id as /api/venue lists them")
+        }
+        return gateway
     }
 
     func desk() throws -> any CalibrationDesk {

@@ -23,7 +23,11 @@ struct ZoneView: Encodable {
 struct GatewayView: Encodable {
     var id: String
     var zone: String?
+    /// Where it stands: the venue file's place, or where it was placed from its panel since.
     var position: Point?
+    /// Where the venue file puts it, for a gateway placed elsewhere since (`POST /api/gateways/{gateway}/place`);
+    /// absent otherwise.
+    var venueFilePosition: Point?
     /// `online`, `offline`, or `unheard` (not watched for silence: before the hub is active, or a foreign gateway not yet
     /// heard); a venue gateway counts as online from the start of the active period until silent 3 × its heartbeat.
     var health: String

@@ -112,6 +112,20 @@ public struct Calibration: Sendable, Hashable, Codable {
         }
     }
 
+    /// Where a gateway stands when it is no longer where the venue file puts it: placed from the dashboard after it
+    /// was moved (`POST /api/gateways/{gateway}/place`), so that the engine's map, the links and the plan take the new
+    /// place live, versioned and rolled back with the rest of the calibration.
+    public struct Placement: Sendable, Hashable, Codable {
+        public var x: Double
+        public var y: Double
+        /// The zone it serves there; absent for none (a corridor).
+        public var zone: ZoneID?
+        public init(x: Double, y: Double, zone: ZoneID? = nil) {
+            self.x = x
+            self.y = y
+            self.zone = zone
+        }
+    }
     public var site: SiteID
     /// When it was computed, unix seconds.
     public var created: Double
@@ -128,10 +142,13 @@ public struct Calibration: Sendable, Hashable, Codable {
     public var areas: [Area]?
     /// A radio map given outright (`RadioMap`); absent in every calibration a walk makes.
     public var map: RadioMap?
+    /// Per gateway placed elsewhere than the venue file says (`Placement`); absent when none is.
+    public var placements: [String: Placement]?
 
     public init(
         site: SiteID, created: Double, referencePower: Double, gatewayOffsets: [String: Double],
-        zones: [String: [String: Profile]], points: [Point]? = nil, areas: [Area]? = nil, map: RadioMap? = nil
+        zones: [String: [String: Profile]], points: [Point]? = nil, areas: [Area]? = nil, map: RadioMap? = nil,
+        placements: [String: Placement]? = nil
     ) {
         self.site = site
         self.created = created
@@ -141,6 +158,7 @@ public struct Calibration: Sendable, Hashable, Codable {
         self.points = points
         self.areas = areas
         self.map = map
+        self.placements = placements
     }
 
     /// Whether the calibration has route points or areas: readings taken where the walk was, fitted onto the map.
@@ -149,4 +167,28 @@ public struct Calibration: Sendable, Hashable, Codable {
     /// Whether the calibration has neither route points, areas nor a map: the `position` method then takes only its
     /// offsets.
     var isOffsetsOnly: Bool { !hasWalk && map == nil }
+    /// Whether it only places gateways (a gateway placed while no calibration was in force): nothing measured.
+    var isPlacementsOnly: Bool { isOffsetsOnly && gatewayOffsets.isEmpty && zones.isEmpty }
+
+    /// The calibration with `gateway` standing at `placement`: what was measured of it at its old place (its zones'
+    /// profiles, its levels at the route's points and in the walked-about zones, its column of a given map) no longer
+    /// holds and is left out; its offset, the receiver's own gain, goes with it to the new place.
+    public func placing(_ gateway: GatewayID, at placement: Placement) -> Calibration {
+        let id = gateway.rawValue
+        var placed = self
+        placed.zones = zones.mapValues { $0.filter { $0.key != id } }.filter { !$0.value.isEmpty }
+        placed.points = points?.map { point in
+            var point = point
+            point.levels[id] = nil
+            return point
+        }
+        placed.areas = areas?.map { area in
+            var area = area
+            area.levels[id] = nil
+            return area
+        }
+        placed.map?.levels[id] = nil
+        placed.placements = (placements ?? [:]).merging([id: placement]) { $1 }
+        return placed
+    }
 }

@@ -34,7 +34,8 @@ public struct CalibrationCheck: Sendable, Hashable {
     public static let warmUpSeconds = 5.0
 
     /// Runs the check on a walk: `sightings` in any order (other beacons' are ignored), `stops` and `route` as in the
-    /// plan. Nil when the walk has no scorable second.
+    /// plan; `venue` the venue file (`current`'s placements, if any, put its gateways elsewhere). Nil when the walk has
+    /// no scorable second.
     public static func run(
         venue: Venue, settings: InferenceSettings, beacon: String, stops: [Calibrator.Stop],
         route: [Calibrator.RoutePoint], sightings: [SightingLine], site: SiteID, folds: Int = 5,
@@ -43,7 +44,9 @@ public struct CalibrationCheck: Sendable, Hashable {
         let beacon = beacon.lowercased()
         let walk = sightings.filter { $0.beacon == beacon }.sorted { $0.t < $1.t }
         guard let first = walk.first, let last = walk.last, folds >= 2, chunkSeconds > 0 else { return nil }
-        let model = VenueModel(venue: venue, settings: settings)
+        // The gateways stand where the calibration in force placed them; the walk's calibrations keep them there.
+        let placements = current?.placements
+        let model = VenueModel(venue: venue.placed(by: placements), settings: settings)
         let plain = Calibrator(model: model, beacon: beacon, stops: stops, route: route)
         let origin = plain.route.first?.t ?? plain.stops.first?.from ?? first.t
         func fold(_ t: Double) -> Int {
@@ -106,7 +109,9 @@ public struct CalibrationCheck: Sendable, Hashable {
             var calibrator = plain
             for sighting in walk where fold(sighting.t) != k { calibrator.add(sighting) }
             used.append(calibrator.used)
-            let reported = replay(calibrator.result(site: site, created: 0).calibration)
+            var calibration = calibrator.result(site: site, created: 0).calibration
+            calibration.placements = placements
+            let reported = replay(calibration)
             for index in 0..<count where fold(start + Double(index)) == k { after[index] = reported[index] }
         }
 

@@ -24,7 +24,7 @@ extension LinkCalibration {
         public var position: Point
         /// How far from `position` it may be (the places that explain the links about as well), metres.
         public var withinMetres: Double
-        /// From its place in the venue file, metres.
+        /// From its place in the venue (the file's, or its placement's), metres.
         public var movedMetres: Double
         /// The links it rests on.
         public var links: Int

@@ -47,7 +47,8 @@ public struct VenueModel: Sendable {
             calibration?.gatewayOffsets[$0.id.rawValue] ?? learned?.gains[$0.id.rawValue] ?? 0
         }
         referencePower = reference
-        calibrated = calibration != nil
+        // Gateways placed and nothing measured (a placement with no calibration before it) is no calibration.
+        calibrated = calibration.map { !$0.isPlacementsOnly } ?? false
         gatewayOffset = offsets
         gatewayBeacons = Dictionary(
             venue.gateways.compactMap { gateway in gateway.beacon.map { (gateway.id, $0) } },

@@ -14,18 +14,22 @@ extension ZoneEngine {
     /// Swaps the calibration live (a walk finished on the dashboard's calibration page, or a rollback; nil: none), as
     /// a restart with it in hub.yaml would, except that tags keep their beliefs and states and the probe tags' evidence
     /// stays. A calibration with a route also chooses the exponent its points fit best (areas do not).
+    /// A calibration that places gateways elsewhere (`Calibration.placements`) moves them in the maps, the clone
+    /// check and `venue`; the grid stays the venue file's, so beliefs carry over.
     public mutating func apply(calibration: Calibration?) {
         guard calibration != self.calibration else { return }
         self.calibration = calibration
+        venue = venueFile.placed(by: calibration?.placements)
         rebuildRadio(calibrated: calibration?.points?.isEmpty == false)
     }
 
     /// The model and the `position` maps from the venue, the calibration and what the links taught.
     mutating func rebuildRadio(calibrated: Bool) {
         model = VenueModel(venue: venue, settings: settings, calibration: calibration, learned: learned)
+        distantPairs = Self.distantPairs(venue: venue, model: model, settings: settings)
         guard settings.method == .position, !position.maps.isEmpty else { return }
         let (maps, start) = Self.positionMaps(
-            venue: venue, settings: settings, calibration: calibration, learned: learned)
+            venue: venueFile, settings: settings, calibration: calibration, learned: learned)
         let heard = position.evidence.contains { $0 != 0 }
         for k in maps.indices {
             var map = maps[k]

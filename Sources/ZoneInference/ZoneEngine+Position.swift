@@ -35,11 +35,14 @@ extension ZoneEngine {
     /// that fitted best (least residual after each gateway's gain).
     /// `learned` (the gateways' links) goes into every map, and its exponent, if any, is the one to start from. A
     /// calibration whose radio map lists every gateway gives one map.
+    /// `venue` is the venue file: the grid is drawn on it, and the maps put its gateways where the calibration's
+    /// placements say (the grid, and so every tag's belief, stays when a gateway is placed elsewhere).
     static func positionMaps(
-        venue: Venue, settings: InferenceSettings, calibration: Calibration? = nil, learned: LearnedRadio? = nil
+        venue file: Venue, settings: InferenceSettings, calibration: Calibration? = nil, learned: LearnedRadio? = nil
     ) -> (maps: [PositionMap], choice: Int) {
         let grid = FloorGrid(
-            venue: venue, reach: settings.maxWalkingSpeed * settings.tickSeconds, cellSide: settings.cellMetres)
+            venue: file, reach: settings.maxWalkingSpeed * settings.tickSeconds, cellSide: settings.cellMetres)
+        let venue = file.placed(by: calibration?.placements)
         // A map given for every gateway leaves the exponent nothing to change: one map.
         let mapped = calibration?.map.map { map in venue.gateways.allSatisfy { map.levels[$0.id.rawValue] != nil } }
         let exponents =

@@ -36,8 +36,11 @@ public struct ZoneEngine: Sendable {
 
     public internal(set) var model: VenueModel
     public let settings: InferenceSettings
-    /// The venue and calibration file the engine was made from, kept to fold in what is learned later.
-    public let venue: Venue
+    /// The venue file the engine was made from, kept to fold in what is learned later: its grid, and its gateways
+    /// where the file puts them.
+    public let venueFile: Venue
+    /// Where the gateways stand: the venue file with the calibration's placements (`Calibration.placements`).
+    public internal(set) var venue: Venue
     public internal(set) var calibration: Calibration?
     /// What the gateways' links taught (`apply(_:)`); empty until then.
     public internal(set) var learned = LearnedRadio()
@@ -73,7 +76,7 @@ public struct ZoneEngine: Sendable {
     var nextDeadline = Double.infinity
     /// Gateway pairs far enough apart (and in zones without a door between them) that hearing a tag strongly at
     /// both at once means two transmitters.
-    let distantPairs: [Bool]
+    var distantPairs: [Bool]
     // Scratch buffers, reused by every step.
     var logLikelihood: [Double]
     var heardMask: [Bool]
@@ -86,8 +89,9 @@ public struct ZoneEngine: Sendable {
         venue: Venue, settings: InferenceSettings, directory: TagDirectory, calibration: Calibration? = nil
     ) {
         self.init(
-            model: VenueModel(venue: venue, settings: settings, calibration: calibration), venue: venue,
-            settings: settings, directory: directory, calibration: calibration)
+            model: VenueModel(
+                venue: venue.placed(by: calibration?.placements), settings: settings, calibration: calibration),
+            venue: venue, settings: settings, directory: directory, calibration: calibration)
     }
 
     init(
@@ -97,20 +101,12 @@ public struct ZoneEngine: Sendable {
         self.model = model
         self.settings = settings
         self.directory = directory
-        self.venue = venue
+        venueFile = venue
+        let placed = venue.placed(by: calibration?.placements)
+        self.venue = placed
         self.calibration = calibration
         let count = model.gateways.count
-        var distant = [Bool](repeating: false, count: count * count)
-        for a in 0..<count {
-            for b in 0..<count where a != b {
-                let apart = venue.gateways[a].position.distance(to: venue.gateways[b].position)
-                let zoneA = model.gatewayZone[a]
-                let zoneB = model.gatewayZone[b]
-                let joined = zoneA != nil && zoneB != nil && (zoneA == zoneB || model.adjacent(zoneA!, zoneB!))
-                distant[a * count + b] = apart >= settings.cloneDistanceMetres && !joined
-            }
-        }
-        distantPairs = distant
+        distantPairs = Self.distantPairs(venue: placed, model: model, settings: settings)
         position =
             settings.method == .position
             ? PositionState(venue: venue, model: model, settings: settings, calibration: calibration)
@@ -123,6 +119,21 @@ public struct ZoneEngine: Sendable {
         gatewaySilenceGrace = [Double](repeating: 0, count: count)
         // Named tags exist from the start, so a state query can say "unknown" for one never heard.
         for named in directory.named.sorted(by: { $0.key < $1.key }) { _ = track(for: named.key) }
+    }
+
+    static func distantPairs(venue: Venue, model: VenueModel, settings: InferenceSettings) -> [Bool] {
+        let count = model.gateways.count
+        var distant = [Bool](repeating: false, count: count * count)
+        for a in 0..<count {
+            for b in 0..<count where a != b {
+                let apart = venue.gateways[a].position.distance(to: venue.gateways[b].position)
+                let zoneA = model.gatewayZone[a]
+                let zoneB = model.gatewayZone[b]
+                let joined = zoneA != nil && zoneB != nil && (zoneA == zoneB || model.adjacent(zoneA!, zoneB!))
+                distant[a * count + b] = apart >= settings.cloneDistanceMetres && !joined
+            }
+        }
+        return distant
     }
 
     // MARK: Input

@@ -1,9 +1,11 @@
 import BeaconModel
+import BeaconStore
 import BrokerTestSupport
 import Dashboard
 import Foundation
 import Synchronization
 import Testing
+import ZoneInference
 
 /// The web page in a real headless Chromium, driven through Debian's chromedriver (WebDriver over HTTP): the page
 /// loads without console errors, draws the museum's zones, moves a tag's dot when the hub moves the tag, shows a tag's
@@ -170,7 +172,7 @@ import Testing
         #expect(panel?[0] == "gw-egypt" && panel?[1] == "gateway-moved", "\(String(describing: panel))")
         #expect(panel?[2].contains("shifted each their own way") == true, "\(String(describing: panel))")
         #expect(
-            panel?[5].hasPrefix("Its links place it at (16.5, 6.2), within 3 m: 8 m from its place in the venue file")
+            panel?[5].hasPrefix("Its links place it at (16.5, 6.2), within 3 m: 8 m from where the hub has it")
                 == true, "\(String(describing: panel))")
         #expect(
             panel?[3].hasPrefix("−2.4 ± 1.2 dB straight ahead, antenna 11.5 ± 2.0 dB front-to-back, applied") == true,
@@ -201,6 +203,45 @@ import Testing
         #expect(relearned?[1] == "true" && relearned?[2].contains("link-alert") == false)
         #expect(relearning.asked.withLock { $0 } == ["gw-egypt"])
         try await driver.screenshot("dashboard-9-gateway-relearned")
+
+        // It stays where it went: the panel places it (`POST /api/gateways/gw-egypt/place`), its form filled with
+        // where its links placed it when the panel opened, and the plan draws it at its new place.
+        let filled =
+            try await driver.run(
+                """
+                document.getElementById('gateway-place').open = true;
+                return [document.getElementById('gateway-place-x').value,
+                  document.getElementById('gateway-place-y').value];
+                """) as? [String]
+        #expect(filled == ["16.5", "6.2"], "\(String(describing: filled))")
+        _ = try await driver.run(
+            """
+            document.getElementById('gateway-place-x').value = '14';
+            document.getElementById('gateway-place-y').value = '3.5';
+            document.getElementById('gateway-place-who').value = 'Ana';
+            """)
+        try await driver.click("#gateway-place-button")
+        let placed =
+            try await driver.poll(
+                """
+                const node = document.querySelector('#gateways rect[data-gateway="gw-egypt"]');
+                return [document.getElementById('gateway-place-result').textContent,
+                  node ? node.getAttribute('x') : '', node ? node.getAttribute('y') : '',
+                  document.getElementById('gateway-place-from').textContent];
+                """
+            ) { ($0 as? [String])?[0].hasPrefix("placed") == true } as? [String]
+        #expect(
+            placed?[0]
+                == "placed at (14.0, 3.5) in Ancient Egypt, 4.1 m from where it was: version 3; 10 links forgotten, "
+                + "their new levels settle over the next two fits.", "\(String(describing: placed))")
+        #expect(placed?[1] == "13.75" && placed?[2] == "3.25", "\(String(describing: placed))")
+        #expect(
+            placed?[3].hasPrefix(
+                "The hub has it at (14.0, 3.5), placed there from this panel (the venue file says (10.2, 2.0))")
+                == true,
+            "\(String(describing: placed))")
+        #expect(relearning.placed.withLock { $0 } == ["gw-egypt": .init(x: 14, y: 3.5, zone: "egypt")])
+        try await driver.screenshot("dashboard-10-gateway-placed")
 
         let errors = try await driver.consoleErrors()
         #expect(errors.isEmpty, "console errors: \(errors)")
@@ -378,6 +419,22 @@ import Testing
 final class RelearningDesk: CalibrationDesk {
     let asked = Mutex<[String]>([])
     let board = Mutex<LiveBoard?>(nil)
+    let placed = Mutex<[String: Calibration.Placement]>([:])
+
+    var placements: [String: Calibration.Placement] { placed.withLock { $0 } }
+
+    /// As the hub answers for the museum's gw-egypt, at (10.2, 2) in the venue file: the third version.
+    func place(_ gateway: String, _ request: GatewayPlace) async throws -> GatewayPlaced {
+        let zone = request.zone ?? "egypt"
+        placed.withLock { $0[gateway] = .init(x: request.x, y: request.y, zone: ZoneID(unchecked: zone)) }
+        let version = CalibrationVersion(
+            version: 3, created: Date().timeIntervalSince1970, who: request.who, kind: .placement, zones: 0,
+            gateways: 0, body: nil)
+        let moved = ((request.x - 10.2) * (request.x - 10.2) + (request.y - 2) * (request.y - 2)).squareRoot()
+        return GatewayPlaced(
+            gateway: gateway, x: request.x, y: request.y, zone: zone, movedMetres: moved, version: version,
+            linksForgotten: 10, alertCleared: nil)
+    }
 
     func relearnLinks(of gateway: String) async throws -> LinksRelearned {
         asked.withLock { $0.append(gateway) }

@@ -87,6 +87,59 @@ extension HubServiceTests {
         #expect(relearned["alertCleared"] is NSNull, "\(relearned)")
         #expect(hub.text.contains("gateway's links started afresh"), "\(hub.text.suffix(2000))")
 
+        // The gateway stands elsewhere now: placed from the API (the gateway panel's form), only with the token, on
+        // the plan, in a zone of the venue. The plan and the engine take the new place live, as a calibration
+        // version, and the links go on being fitted; a rollback puts it back where the venue file says.
+        let place = "/api/gateways/\(gateway)/place"
+        let file = try #require(museum.gateways.first).position
+        let there = Point(file.x + 6, file.y + 1)
+        let asked: [String: Any] = ["x": there.x, "y": there.y, "who": "ana"]
+        #expect(try await api(url, place, token: nil, method: "POST", body: asked).0 == 401)
+        let (offPlan, offPlanError) = try await api(
+            url, place, method: "POST", body: ["x": 1000, "y": there.y, "who": "ana"])
+        #expect(offPlan == 400, "\(offPlanError)")
+        #expect(
+            ((offPlanError["error"] as? [String: Any])?["message"] as? String)?.contains("floor plan") == true,
+            "\(offPlanError)")
+        let (noZone, noZoneError) = try await api(
+            url, place, method: "POST", body: ["x": there.x, "y": there.y, "zone": "atrium", "who": "ana"])
+        #expect(noZone == 400, "\(noZoneError)")
+        let (noWho, _) = try await api(url, place, method: "POST", body: ["x": there.x, "y": there.y, "who": " "])
+        #expect(noWho == 400)
+        let placedAt = Date().timeIntervalSince1970
+        let (placedStatus, placed) = try await api(url, place, method: "POST", body: asked)
+        #expect(placedStatus == 200, "\(placed)")
+        let version = placed["version"] as? [String: Any]
+        #expect(version?["kind"] as? String == "placement" && version?["version"] as? Int == 1, "\(placed)")
+        #expect(version?["who"] as? String == "ana", "\(placed)")
+        #expect(abs((placed["movedMetres"] as? Double ?? 0) - 37.0.squareRoot()) < 0.01, "\(placed)")
+        #expect(
+            placed["zone"] as? String == museum.zone(at: there)?.id.rawValue
+                || (placed["zone"] is NSNull && museum.zone(at: there) == nil), "\(placed)")
+        func point(_ value: Any?) -> [Double]? { (value as? [Any])?.compactMap { ($0 as? NSNumber)?.doubleValue } }
+        func shown() async throws -> [String: Any]? {
+            let (_, venueView) = try await api(url, "/api/venue")
+            return (venueView["gateways"] as? [[String: Any]])?.first { $0["id"] as? String == gateway }
+        }
+        let moved = try await shown()
+        #expect(point(moved?["position"]) == [there.x, there.y], "\(String(describing: moved))")
+        #expect(point(moved?["venueFilePosition"]) == [file.x, file.y], "\(String(describing: moved))")
+        #expect(hub.text.contains("gateway placed"), "\(hub.text.suffix(2000))")
+        let (_, overview) = try await api(url, "/api/calibration")
+        #expect((overview["active"] as? [String: Any])?["kind"] as? String == "placement", "\(overview)")
+        // The hub goes on fitting the links, the placed gateway's with the others.
+        let refitted = await hubStatuses.first(within: .seconds(120)) { message in
+            let links = (try? ContractCoding.decode(HubStatus.self, from: message.payload))?.links
+            return links.map { $0.t > placedAt && $0.gains[gateway] != nil } ?? false
+        }
+        #expect(refitted != nil, "hub statuses: \(hubStatuses.messages.suffix(2).map(\.text))")
+        let (rolledBack, rollback) = try await api(
+            url, "/api/calibration/rollback", method: "POST", body: ["who": "ana"])
+        #expect(rolledBack == 200, "\(rollback)")
+        let back = try await shown()
+        #expect(point(back?["position"]) == [file.x, file.y], "\(String(describing: back))")
+        #expect(back?["venueFilePosition"] == nil, "\(String(describing: back))")
+
         sim.signal(SIGTERM)
         #expect(await sim.waitForExit(timeout: .seconds(60)) == 0, "\(sim.text.suffix(2000))")
         hub.signal(SIGTERM)

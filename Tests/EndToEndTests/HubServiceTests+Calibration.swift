@@ -85,11 +85,16 @@ extension HubServiceTests {
 
     /// `method` (GET) `path` of the hub's API with the token; the status and the JSON.
     func api(
-        _ url: String, _ path: String, token: String? = HubServiceTests.token, method: String = "GET"
+        _ url: String, _ path: String, token: String? = HubServiceTests.token, method: String = "GET",
+        body: [String: Any]? = nil
     ) async throws -> (Int, [String: Any]) {
         var request = URLRequest(url: URL(string: url + path)!)
         request.httpMethod = method
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let body {
+            request.httpBody = try JSONSerialization.data(withJSONObject: body)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
         let (data, response) = try await URLSession.shared.data(for: request)
         return (
             (response as? HTTPURLResponse)?.statusCode ?? 0,
@@ -171,8 +176,16 @@ extension HubServiceTests {
         (_, overview) = try await api(url, "/api/calibration")
         #expect(overview["engine"] == nil, "hub.yaml has no calibration: after the rollback none is in force")
 
-        // Put version 1 back, then restart: the hub starts with it.
+        // Put version 1 back, place gw-c 5 m along its room where it now stands (version 4: version 1 with gw-c
+        // there, its levels of gw-c left out, its three zones kept), then restart: the hub starts with both.
         #expect(try await calibrate(url, ["rollback", "--who", "ben", "--version", "1"]).status == 0)
+        let (placedCode, placed) = try await api(
+            url, "/api/gateways/gw-c/place", method: "POST",
+            body: ["x": 55, "y": 6, "who": "ben", "note": "moved to the window"])
+        #expect(placedCode == 200, "\(placed)")
+        #expect((placed["version"] as? [String: Any])?["version"] as? Int == 4, "\(placed)")
+        #expect(placed["zone"] as? String == "c", "\(placed)")
+        #expect((placed["version"] as? [String: Any])?["zones"] as? Int == 3, "\(placed)")
         hub.signal(SIGTERM)
         #expect(await hub.waitForExit(timeout: .seconds(15)) == 0, "hub did not stop: \(hub.text)")
         hub = try Programs.Running("beacon-hub", ["run", "--config", config])
@@ -187,8 +200,14 @@ extension HubServiceTests {
         #expect(engine?["zones"] as? Int == 3, "after the restart: \(hub.text.suffix(2000))")
         let versions = try await calibrate(restarted, ["versions"])
         #expect(
-            versions.output.contains("in force: version 3") && versions.output.contains("rollback to version 1"),
+            versions.output.contains("in force: version 4") && versions.output.contains("rollback to version 1"),
             "\(versions.output)")
+        #expect(versions.output.contains("placement (moved to the window)"), "\(versions.output)")
+        let (_, venue) = try await api(restarted, "/api/venue")
+        let gatewayC = (venue["gateways"] as? [[String: Any]])?.first { $0["id"] as? String == "gw-c" }
+        func point(_ value: Any?) -> [Double]? { (value as? [Any])?.compactMap { ($0 as? NSNumber)?.doubleValue } }
+        #expect(point(gatewayC?["position"]) == [55, 6], "\(String(describing: gatewayC))")
+        #expect(point(gatewayC?["venueFilePosition"]) == [50, 4], "\(String(describing: gatewayC))")
 
         hub.signal(SIGTERM)
         let exit = await hub.waitForExit(timeout: .seconds(30))

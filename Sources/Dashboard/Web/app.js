@@ -17,8 +17,11 @@ const state = {
   tagSort: { key: "battery", descending: false },  // the Tags view's order: a column of tagColumns
 };
 
-async function api(path, method = "GET") {
-  const response = await fetch(path, { method, headers: token ? { Authorization: `Bearer ${token}` } : {} });
+async function api(path, method = "GET", payload = undefined) {
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  if (payload !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { method, headers,
+    body: payload === undefined ? undefined : JSON.stringify(payload) });
   const body = await response.json().catch(() => ({}));
   if (response.status === 401) {
     throw new Error((body.error ? body.error.message : "unauthorised")
@@ -265,13 +268,76 @@ function drawGatewayPanel() {
   estimateNode.hidden = !estimate;
   if (estimate) {
     estimateNode.textContent = `Its links place it at (${estimate.x.toFixed(1)}, ${estimate.y.toFixed(1)}), within `
-      + `${Math.ceil(estimate.withinMetres)} m: ${Math.round(estimate.movedMetres)} m from its place in the venue file `
-      + "(dashed on the plan). If it is to stay there, measure its place, write it in the venue file and restart the "
-      + "hub; if it goes back, the alert clears itself.";
+      + `${Math.ceil(estimate.withinMetres)} m: ${Math.round(estimate.movedMetres)} m from where the hub has it `
+      + "(dashed on the plan). If it is to stay there, place it below (measure its place, or take the links' "
+      + "estimate); if it goes back, the alert clears itself.";
   }
   // The change was meant (moved on purpose, an enclosure added): the hub forgets its links and learns them again.
   document.getElementById("gateway-relearn-row").hidden = !alert
     && !document.getElementById("gateway-relearn-result").textContent;
+}
+
+// Where the selected gateway stands, for the place form: the links' estimate while a gateway-moved alert has one,
+// otherwise where the hub has it; and, for a gateway placed before, where the venue file puts it.
+function fillPlaceForm(gateway) {
+  const health = state.gateways.get(state.selectedGateway);
+  const estimate = health?.linkAlert?.estimatedPosition;
+  const at = estimate ? [estimate.x, estimate.y] : gateway?.position;
+  document.getElementById("gateway-place-x").value = at ? at[0].toFixed(1) : "";
+  document.getElementById("gateway-place-y").value = at ? at[1].toFixed(1) : "";
+  const from = document.getElementById("gateway-place-from");
+  const where = gateway?.position ? `(${gateway.position[0].toFixed(1)}, ${gateway.position[1].toFixed(1)})` : "nowhere";
+  from.textContent = `The hub has it at ${where}`
+    + (gateway?.venueFilePosition ? `, placed there from this panel (the venue file says `
+      + `(${gateway.venueFilePosition[0].toFixed(1)}, ${gateway.venueFilePosition[1].toFixed(1)}))` : "")
+    + (estimate ? "; the boxes hold where its links place it." : ".")
+    + " Placing it is a calibration version: the map, its links and the plan take the new place at once, and the "
+    + "calibration page rolls it back.";
+  const who = document.getElementById("gateway-place-who");
+  if (!who.value) {
+    try { who.value = localStorage.getItem("beacontracker-who") || ""; } catch { /* private mode */ }
+  }
+}
+
+async function placeGateway() {
+  const id = state.selectedGateway;
+  const result = document.getElementById("gateway-place-result");
+  if (!id) return;
+  const x = Number(document.getElementById("gateway-place-x").value);
+  const y = Number(document.getElementById("gateway-place-y").value);
+  const who = document.getElementById("gateway-place-who").value.trim();
+  if (document.getElementById("gateway-place-x").value === "" || !Number.isFinite(x)
+    || document.getElementById("gateway-place-y").value === "" || !Number.isFinite(y)) {
+    result.textContent = "not done: give x and y in metres, as on the plan";
+    return;
+  }
+  if (!who) {
+    result.textContent = "not done: give your name (the version records it)";
+    return;
+  }
+  try { localStorage.setItem("beacontracker-who", who); } catch { /* private mode: nothing kept */ }
+  result.textContent = "…";
+  try {
+    const done = await api(`/api/gateways/${encodeURIComponent(id)}/place`, "POST", { x, y, who });
+    const said = `placed at (${done.x.toFixed(1)}, ${done.y.toFixed(1)})`
+      + (done.zone ? ` in ${zoneName(done.zone)}` : ", in no zone")
+      + `, ${done.movedMetres.toFixed(1)} m from where it was: version ${done.version.version}`
+      + (done.alertCleared ? `; ${done.alertCleared.code} cleared` : "")
+      + `; ${done.linksForgotten} links forgotten, their new levels settle over the next two fits.`;
+    // The plan redrawn with the new place before saying so.
+    try {
+      state.venue = await api("/api/venue");
+      drawPlan();
+      drawTags();
+      state.gateways.forEach(drawGateway);
+      fillPlaceForm(state.venue.gateways.find(entry => entry.id === id));
+      result.textContent = said;
+    } catch (error) {
+      result.textContent = `${said} (reload the page to see it on the plan: ${error.message})`;
+    }
+  } catch (error) {
+    result.textContent = `not done: ${error.message}`;
+  }
 }
 
 async function relearnGateway() {
@@ -301,7 +367,10 @@ function gainText(gain) {
 }
 
 async function selectGateway(id) {
-  if (state.selectedGateway !== id) document.getElementById("gateway-relearn-result").textContent = "";
+  if (state.selectedGateway !== id) {
+    document.getElementById("gateway-relearn-result").textContent = "";
+    document.getElementById("gateway-place-result").textContent = "";
+  }
   state.selectedGateway = id;
   state.selectedTag = null;
   state.selectedZone = null;
@@ -318,6 +387,7 @@ async function selectGateway(id) {
     document.getElementById("gateway-beacon-row").hidden = !gateway?.beacon;
     document.getElementById("gateway-beacon").textContent = gateway?.beacon ?? "";
     gain.textContent = gainText(gateway?.gain);
+    fillPlaceForm(gateway);
   } catch (error) {
     gain.textContent = `unknown: ${error.message}`;
   }
@@ -771,6 +841,7 @@ async function start() {
     drawTags();
   });
   document.getElementById("gateway-relearn").addEventListener("click", relearnGateway);
+  document.getElementById("gateway-place-button").addEventListener("click", placeGateway);
   try {
     state.venue = await api("/api/venue");
   } catch (error) {
