@@ -144,6 +144,12 @@ extension HubServiceTests {
         #expect(
             wrong.status == 65 && wrong.output.contains("bad-mark") && wrong.output.contains("a, b, c"),
             "\(wrong.output)")
+        // No gateway is placed while the walk measures the gateways where they stand.
+        let (refusedCode, refused) = try await api(
+            url, "/api/gateways/gw-c/place", method: "POST", body: ["x": 55, "y": 6, "who": "ben"])
+        #expect(
+            refusedCode == 409 && (refused["error"] as? [String: Any])?["code"] as? String == "session-open",
+            "\(refused)")
 
         // Three stays: room a (the zone), room b (a point), room c (the zone).
         walker.stand(at: 8, 4)

@@ -526,6 +526,7 @@ function restoredText(version) {
 
 function describeVersion(version) {
   if (version.kind === "rollback") return `a roll back to ${restoredText(version)}`;
+  if (version.kind === "placement") return "a gateway placed where it stands now (from its panel on the plan)";
   const parts = [`a walk: ${version.zones} ${version.zones === 1 ? "zone" : "zones"}, `
     + `${version.gateways} ${version.gateways === 1 ? "gateway" : "gateways"}`];
   if (version.before != null || version.after != null) {
