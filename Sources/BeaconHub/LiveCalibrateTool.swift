@@ -12,7 +12,7 @@ import ZoneInference
 /// (docs/hub.md, "beacon-hub calibrate"). Each action is one request; the answer is printed as lines a person reads.
 public enum LiveCalibrateTool {
     public enum Action: String, CaseIterable, Sendable {
-        case start, mark, plan, status, finish, cancel, rollback, versions
+        case start, mark, plan, status, finish, cancel, rollback, versions, place
     }
 
     /// What the action needs besides the hub's address.
@@ -28,6 +28,8 @@ public enum LiveCalibrateTool {
         public var planPath: String?
         public var note: String?
         public var version: Int?
+        /// `place`: the gateway placed.
+        public var gateway: String?
 
         public init() {}
     }
@@ -37,6 +39,8 @@ public enum LiveCalibrateTool {
         public var message: String
         /// The hub's error code (`no-session`, `session-open`, …), nil when the hub was not reached.
         public var code: String?
+        /// The action lacks an option or was given a malformed one (exit 64): nothing was asked of the hub.
+        public var usage = false
         public var description: String { message }
     }
 
@@ -47,7 +51,7 @@ public enum LiveCalibrateTool {
         switch action {
         case .start:
             guard let beacon = options.beacon, let who = options.who else {
-                throw Failure(message: "start needs --beacon (the beacon you carry) and --who (your name)")
+                throw Failure(message: "start needs --beacon (the beacon you carry) and --who (your name)", usage: true)
             }
             let view: CalibrationSessionView = try await client.send(
                 "POST", "/api/calibration/session", CalibrationStart(beacon: beacon, who: who, seconds: options.seconds)
@@ -57,20 +61,15 @@ public enum LiveCalibrateTool {
         case .mark:
             var mark = CalibrationMark(zone: options.zone, t: options.t, until: options.until)
             if let at = options.at {
-                let parts = at.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-                guard parts.count == 2, let x = parts[0], let y = parts[1] else {
-                    throw Failure(message: "--at takes x,y in venue metres (e.g. --at 3.5,7), not \(at)")
-                }
-                mark.x = x
-                mark.y = y
+                (mark.x, mark.y) = try point(at)
             }
             guard (mark.zone == nil) != (mark.x == nil) else {
-                throw Failure(message: "mark needs --zone ZONE or --at X,Y (one of them)")
+                throw Failure(message: "mark needs --zone ZONE or --at X,Y (one of them)", usage: true)
             }
             let view: CalibrationSessionView = try await client.send("POST", "/api/calibration/session/marks", mark)
             return status(view)
         case .plan:
-            guard let planPath = options.planPath else { throw Failure(message: "plan needs --plan FILE") }
+            guard let planPath = options.planPath else { throw Failure(message: "plan needs --plan FILE", usage: true) }
             let plan = try ConfigLoader.load(CalibrateTool.Plan.self, from: planPath)
             let view: CalibrationSessionView = try await client.send(
                 "PUT", "/api/calibration/session/plan", CalibrationPlan(stops: plan.stops, route: plan.route))
@@ -94,10 +93,12 @@ public enum LiveCalibrateTool {
             let _: Empty? = try await client.send("DELETE", "/api/calibration/session", nil as String?)
             return "walk cancelled: nothing applied"
         case .rollback:
-            guard let who = options.who else { throw Failure(message: "rollback needs --who (your name)") }
+            guard let who = options.who else { throw Failure(message: "rollback needs --who (your name)", usage: true) }
             let rolled: CalibrationRolledBack = try await client.send(
                 "POST", "/api/calibration/rollback", CalibrationRollback(who: who, version: options.version))
             return "rolled back: " + line(rolled.active)
+        case .place:
+            return try await place(client, options: options)
         case .versions:
             let overview: CalibrationOverview = try await client.send("GET", "/api/calibration", nil as String?)
             var lines = [
@@ -111,6 +112,33 @@ public enum LiveCalibrateTool {
     }
 
     struct Empty: Decodable {}
+
+    /// `--at x,y` in venue metres.
+    static func point(_ at: String) throws -> (Double, Double) {
+        let parts = at.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 2, let x = parts[0], let y = parts[1] else {
+            throw Failure(message: "--at takes x,y in venue metres (e.g. --at 3.5,7), not \(at)", usage: true)
+        }
+        return (x, y)
+    }
+
+    /// `place`: one request, one line.
+    static func place(_ client: Client, options: Options) async throws -> String {
+        guard let gateway = options.gateway, let at = options.at, let who = options.who else {
+            throw Failure(
+                message: "place needs --gateway GW, --at X,Y (where it stands now) and --who (your name)", usage: true)
+        }
+        let (x, y) = try point(at)
+        let placed: GatewayPlaced = try await client.send(
+            "POST", "/api/gateways/\(gateway)/place",
+            GatewayPlace(x: x, y: y, zone: options.zone, who: who, note: options.note))
+        return String(
+            format: "placed %@ at (%.1f, %.1f)%@, %.1f m from where it was: ", placed.gateway, placed.x, placed.y,
+            placed.zone.map { " in \($0)" } ?? ", in no zone", placed.movedMetres)
+            + line(placed.version)
+            + "; \(placed.linksForgotten) links forgotten"
+            + (placed.alertCleared.map { ", \($0.code) cleared" } ?? "")
+    }
 
     static func line(_ version: CalibrationVersion) -> String {
         let when = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: version.created))

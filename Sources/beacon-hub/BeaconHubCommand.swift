@@ -289,8 +289,9 @@ struct BeaconHubCommand: AsyncParsableCommand {
         }
     }
 
-    /// Reads the API token from `tokenFile`, asks a running hub and prints its answer. Exit 69 when the hub could not
-    /// be reached, 65 when it refused (its code and message printed) or the token file could not be read.
+    /// Reads the API token from `tokenFile`, asks a running hub and prints its answer. Exit 64 when the action lacks an
+    /// option, 69 when the hub could not be reached, 65 when it refused (its code and message printed) or the token
+    /// file could not be read.
     static func askHub(tokenFile: String?, _ request: (String?) async throws -> String) async throws {
         do {
             let token = try tokenFile.map {
@@ -299,7 +300,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
             print(try await request(token))
         } catch let error as LiveCalibrateTool.Failure {
             print("error: \(error)")
-            throw ExitCode(error.code == nil ? 69 : 65)
+            throw ExitCode(error.usage ? 64 : error.code == nil ? 69 : 65)
         } catch {
             print("error: \(error)")
             throw ExitCode(65)
@@ -318,7 +319,8 @@ struct BeaconHubCommand: AsyncParsableCommand {
                 session (docs/hub.md): start --beacon B --who NAME [--seconds 30]; mark --zone Z | --at X,Y; \
                 plan --plan plan.yaml (the plan file's stops and route in place of marks); status; \
                 finish [--note TEXT] (applies it live and stores a version); cancel; rollback --who NAME \
-                [--version N]; versions. --token-file when the hub has http.tokenFile.
+                [--version N]; versions; place --gateway GW --at X,Y --who NAME [--zone Z] [--note TEXT] (a moved \
+                gateway where it stands now, live, as a version). --token-file when the hub has http.tokenFile.
                 """)
 
         @Option(help: "Path of hub.yaml (from a recording).")
@@ -351,17 +353,20 @@ struct BeaconHubCommand: AsyncParsableCommand {
         @Option(help: "start: the beacon you carry.")
         var beacon: String?
 
-        @Option(help: "start, rollback: who walks (recorded with the version).")
+        @Option(help: "start, rollback, place: who walks (recorded with the version).")
         var who: String?
 
         @Option(help: "start: seconds each stay lasts (default 30).")
         var seconds: Double?
 
-        @Option(help: "mark: the zone you stand in.")
+        @Option(help: "mark: the zone you stand in; place: the zone the gateway serves (default: the zone it is in).")
         var zone: String?
 
-        @Option(help: "mark: where you stand, x,y in venue metres.")
+        @Option(help: "mark: where you stand, x,y in venue metres; place: where the gateway stands now.")
         var at: String?
+
+        @Option(help: "place: the gateway moved (its id in the venue file).")
+        var gateway: String?
 
         @Option(help: "mark: when the stay began (unix seconds; default: now).")
         var time: Double?
@@ -369,7 +374,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
         @Option(help: "mark: when the stay ends (unix seconds; default: after the walk's stay seconds).")
         var until: Double?
 
-        @Option(help: "finish: a note kept with the version.")
+        @Option(help: "finish, place: a note kept with the version.")
         var note: String?
 
         @Option(help: "rollback: the version to put back (0: hub.yaml's calibration; default: the one before).")
@@ -416,6 +421,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
             options.planPath = plan
             options.note = note
             options.version = version
+            options.gateway = gateway
             try await BeaconHubCommand.askHub(tokenFile: tokenFile) { token in
                 try await LiveCalibrateTool.run(url: url, token: token, action: action, options: options)
             }

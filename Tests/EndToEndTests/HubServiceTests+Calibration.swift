@@ -185,13 +185,18 @@ extension HubServiceTests {
         // Put version 1 back, place gw-c 5 m along its room where it now stands (version 4: version 1 with gw-c
         // there, its levels of gw-c left out, its three zones kept), then restart: the hub starts with both.
         #expect(try await calibrate(url, ["rollback", "--who", "ben", "--version", "1"]).status == 0)
-        let (placedCode, placed) = try await api(
-            url, "/api/gateways/gw-c/place", method: "POST",
-            body: ["x": 55, "y": 6, "who": "ben", "note": "moved to the window"])
-        #expect(placedCode == 200, "\(placed)")
-        #expect((placed["version"] as? [String: Any])?["version"] as? Int == 4, "\(placed)")
-        #expect(placed["zone"] as? String == "c", "\(placed)")
-        #expect((placed["version"] as? [String: Any])?["zones"] as? Int == 3, "\(placed)")
+        let place = try await calibrate(
+            url, ["place", "--gateway", "gw-c", "--at", "55,6", "--who", "ben", "--note", "moved to the window"])
+        #expect(
+            place.status == 0
+                && place.output.hasPrefix("placed gw-c at (55.0, 6.0) in c, 5.4 m from where it was: version 4 by ben"),
+            "\(place.output)")
+        #expect(place.output.contains("placement (moved to the window)"), "\(place.output)")
+        let (_, placedOverview) = try await api(url, "/api/calibration")
+        let active = placedOverview["active"] as? [String: Any]
+        #expect(active?["kind"] as? String == "placement" && active?["zones"] as? Int == 3, "\(placedOverview)")
+        let noGateway = try await calibrate(url, ["place", "--at", "55,6", "--who", "ben"])
+        #expect(noGateway.status == 64 && noGateway.output.contains("--gateway"), "\(noGateway.output)")
         hub.signal(SIGTERM)
         #expect(await hub.waitForExit(timeout: .seconds(15)) == 0, "hub did not stop: \(hub.text)")
         hub = try Programs.Running("beacon-hub", ["run", "--config", config])
