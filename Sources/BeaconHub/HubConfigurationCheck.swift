@@ -70,7 +70,8 @@ public enum HubConfigurationCheck {
         if let calibration = configuration.loadedCalibration, let venue = configuration.loadedVenue {
             let zones = Set(venue.zones.map(\.id.rawValue))
             let gateways = Set(venue.gateways.map(\.id.rawValue))
-            let strangeZones = calibration.zones.keys.filter { !zones.contains($0) }.sorted()
+            let placedIn = calibration.placements?.values.compactMap { $0.zone?.rawValue } ?? []
+            let strangeZones = Set(calibration.zones.keys).union(placedIn).filter { !zones.contains($0) }.sorted()
             let strangeGateways = Set(calibration.gatewayOffsets.keys).union(calibration.zones.values.flatMap(\.keys))
                 .union(calibration.map?.levels.keys.map { $0 } ?? []).union(
                     calibration.placements?.keys.map { $0 } ?? []

@@ -141,6 +141,23 @@ import Testing
         #expect(report.problems.first?.file == path("hub.yaml"))
     }
 
+    /// A calibration's placements (a gateway placed from the dashboard) are read with it; one of a gateway or zone
+    /// the venue does not have is named, as a warning (the hub runs; the placement is ignored).
+    @Test func placementsOfGatewaysOrZonesTheVenueLacksAreNamed() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let placed = "site: museum\ncreated: 0\nreferencePower: -59\ngatewayOffsets: {}\nzones: {}\nplacements:\n"
+        try write("cal.yaml", placed + "  gw-egypt: { x: 14, y: 3.5, zone: egypt }\n")
+        let report = try hub("calibration: cal.yaml\n")
+        #expect(report.problems.isEmpty && report.warnings.isEmpty, "\(report.text)")
+        try write("cal.yaml", placed + "  gw-attic: { x: 14, y: 3.5 }\n  gw-egypt: { x: 14, y: 3.5, zone: attic }\n")
+        let strange = try hub("calibration: cal.yaml\n")
+        #expect(strange.problems.isEmpty, "\(strange.text)")
+        #expect(strange.warnings.map(\.key) == ["calibration"], "\(strange.text)")
+        #expect(
+            strange.warnings.first?.message.contains("calibrates zones attic and gateways gw-attic, which the venue")
+                == true, "\(strange.text)")
+    }
+
     @Test func calibrationOfAnotherSiteIsNamed() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         try write("cal.yaml", "site: store\ncreated: 0\nreferencePower: -59\ngatewayOffsets: {}\nzones: {}\n")
