@@ -62,29 +62,14 @@ simulate() { # SEED DIR SIGHTINGS: the venue, the move and the run before and af
     # The gateways alone, and the venue with one of them moved (drawn from the seed) to a point inside another zone.
     python3 - "$dir" "$seed" "$steady" <<'PY'
 import json, random, re, sys
+sys.path.insert(0, "scripts")
+import venue_shapes
 d, seed, steady = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 text = re.sub(r"\ntags:\n(  - .*\n)+", "\ntags: []\n", open(f"{d}/venue.yaml").read())
 open(f"{d}/venue.yaml", "w").write(text)
-zones = {}
-for line in text.splitlines():
-    m = re.match(r"\s*- \{ id: ([^,]+),.*rect: \{ x: ([-0-9.]+), y: ([-0-9.]+), width: ([0-9.]+), height: ([0-9.]+) \}", line)
-    if m:
-        x, y, w, h = map(float, m.groups()[1:])
-        zones[m.group(1)] = [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]
-        continue
-    m = re.match(r"\s*- \{ id: ([^,]+),.*polygon: \[(.*)\] \}", line)
-    if m:
-        zones[m.group(1)] = [tuple(map(float, p.split(","))) for p in re.findall(r"\[([^\[\]]+)\]", m.group(2))]
-gateways = [(m.group(1), m.group(2), float(m.group(3)), float(m.group(4)))
-            for line in text.splitlines()
-            if (m := re.match(r"\s*- \{ id: ([^,]+),(?:.*zone: ([^,]+),)?.*position: \[([-0-9.]+), ([-0-9.]+)\]", line))]
-def inside(p, polygon):
-    x, y = p
-    hit = False
-    for (x1, y1), (x2, y2) in zip(polygon, polygon[1:] + polygon[:1]):
-        if (y1 > y) != (y2 > y) and x < x1 + (y - y1) * (x2 - x1) / (y2 - y1):
-            hit = not hit
-    return hit
+zones = venue_shapes.zones(text)
+gateways = venue_shapes.gateways(text)
+inside = venue_shapes.inside
 rng = random.Random(seed)
 gateway, zone, x0, y0 = rng.choice(gateways)
 target = rng.choice(sorted(z for z in zones if z != zone))
@@ -94,10 +79,7 @@ while True:
     p = (round(rng.uniform(min(xs) + 0.3, max(xs) - 0.3), 2), round(rng.uniform(min(ys) + 0.3, max(ys) - 0.3), 2))
     if inside(p, polygon):
         break
-def take(m):  # its place, and the zone it stands in (a venue file requires a gateway's zone to contain it)
-    entry = re.sub(r"position: \[[-0-9.]+, [-0-9.]+\]", f"position: [{p[0]}, {p[1]}]", m.group(0))
-    return re.sub(r"zone: [^,]+,", f"zone: {target},", entry)
-moved = re.sub(r"- \{ id: " + re.escape(gateway) + r",.*", take, text)
+moved = venue_shapes.moved(text, gateway, p, target)
 # The simulator's shadowing fields cover the box around the zones and the gateways: a sliver of a zone with a corner
 # where the gateway stood keeps that box, so the move changes the moved gateway's links and no others (the run without
 # it drew every field afresh when the gateway had stood at the box's edge, as outside gateways do).

@@ -54,33 +54,14 @@ one() { # SEED
     # where the alert's estimate put it, and where it went.
     python3 - "$dir" "$moves/$seed" <<'PY'
 import json, re, sys
+sys.path.insert(0, "scripts")
+import venue_shapes
 d, m = sys.argv[1], sys.argv[2]
 text = open(f"{d}/venue.yaml").read()
 move = json.load(open(f"{m}/move.json"))
-zones = {}
-for line in text.splitlines():
-    r = re.match(r"\s*- \{ id: ([^,]+),.*rect: \{ x: ([-0-9.]+), y: ([-0-9.]+), width: ([0-9.]+), height: ([0-9.]+) \}", line)
-    if r:
-        x, y, w, h = map(float, r.groups()[1:])
-        zones[r.group(1)] = [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]
-        continue
-    r = re.match(r"\s*- \{ id: ([^,]+),.*polygon: \[(.*)\] \}", line)
-    if r:
-        zones[r.group(1)] = [tuple(map(float, p.split(","))) for p in re.findall(r"\[([^\[\]]+)\]", r.group(2))]
-def inside(p, polygon):
-    x, y = p
-    hit = False
-    for (x1, y1), (x2, y2) in zip(polygon, polygon[1:] + polygon[:1]):
-        if (y1 > y) != (y2 > y) and x < x1 + (y - y1) * (x2 - x1) / (y2 - y1):
-            hit = not hit
-    return hit
-def zone_at(p):
-    return next((z for z, polygon in zones.items() if inside(p, polygon)), None)
+zones = venue_shapes.zones(text)
 gateway, to, target = move["gateway"], move["to"], move["zone"]
-def take(found):
-    entry = re.sub(r"position: \[[-0-9.]+, [-0-9.]+\]", f"position: [{to[0]}, {to[1]}]", found.group(0))
-    return re.sub(r"zone: [^,]+,", f"zone: {target},", entry)
-moved = re.sub(r"- \{ id: " + re.escape(gateway) + r",.*", take, text)
+moved = venue_shapes.moved(text, gateway, to, target)
 open(f"{d}/venue-moved.yaml", "w").write(moved)
 site = re.search(r"^site: (.*)$", text, re.M).group(1)
 def calibration(name, x, y, zone):
@@ -100,7 +81,7 @@ for line in open(f"{m}/events.jsonl"):
         estimate = event["estimatedPosition"]
         break
 if estimate:
-    calibration("estimate", estimate["x"], estimate["y"], zone_at((estimate["x"], estimate["y"])))
+    calibration("estimate", estimate["x"], estimate["y"], venue_shapes.zone_at(zones, (estimate["x"], estimate["y"])))
 open(f"{d}/hub-file.yaml", "w").write(f"hub: placed\nsite: {site}\nvenue: venue.yaml\n")
 PY
     "$bin/beacon-sim" run "$dir/venue-moved.yaml" --out "$dir/run" --duration "$duration" --seed "$seed" \
