@@ -124,7 +124,11 @@ for name in ("file", "estimate", "true"):
                          "median": round(statistics.median(values), 1)}
 named = [row for row in rows if "estimate" in row]
 if named:
+    # Medians of venues' differences (points), and on how many venues the estimate did better or worse.
     summary["estimateMinusFile"] = round(statistics.median(row["estimate"] - row["file"] for row in named), 1)
+    summary["estimateBetter"] = sum(row["estimate"] > row["file"] for row in named)
+    summary["estimateWorse"] = sum(row["estimate"] < row["file"] for row in named)
     summary["trueMinusEstimate"] = round(statistics.median(row["true"] - row["estimate"] for row in named), 1)
+summary["trueMinusFile"] = round(statistics.median(row["true"] - row["file"] for row in rows), 1)
 print(json.dumps({"summary": summary}))
 PY
