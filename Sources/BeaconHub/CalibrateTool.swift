@@ -56,8 +56,11 @@ public enum CalibrateTool {
         var plan = try ConfigLoader.load(Plan.self, from: planPath)
         let venue = try configuration.venueFile()
         if let taps { (plan.stops, plan.route) = try tapped(plan, as: taps, venue: venue) }
-        // Offsets are measured against the uncalibrated geometry.
-        let model = VenueModel(venue: venue, settings: configuration.inference)
+        // Offsets are measured against the uncalibrated geometry, with the gateways where they stand: hub.yaml's
+        // calibration's placements (gateways placed from the dashboard) stay in the new calibration, as a walk on the
+        // calibration page keeps them.
+        let placements = configuration.loadedCalibration?.placements
+        let model = VenueModel(venue: venue.placed(by: placements), settings: configuration.inference)
         var calibrator = Calibrator(model: model, beacon: plan.beacon, stops: plan.stops, route: plan.route)
         let beacon = plan.beacon.lowercased()
         var walk: [SightingLine] = []
@@ -67,6 +70,7 @@ public enum CalibrateTool {
         }
         var (calibration, warnings) = calibrator.result(
             site: configuration.site, created: Date().timeIntervalSince1970.rounded())
+        calibration.placements = placements
         let header = """
             # Calibration of site \(configuration.site) by beacon-hub calibrate (docs/inference.md, "Calibration").
             # Point hub.yaml's `calibration:` at this file. Input: \(inputPath), plan: \(planPath).
@@ -112,9 +116,15 @@ public enum CalibrateTool {
                         + (sparse.count == 1 ? "it" : "them") + " (its gain is then mostly the model's)")
             }
         }
+        // Before: uncalibrated, the gateways placed as the calibration is.
+        let placed = placements.map {
+            Calibration(
+                site: configuration.site, created: 0, referencePower: configuration.inference.referencePower,
+                gatewayOffsets: [:], zones: [:], placements: $0)
+        }
         let check = CalibrationCheck.run(
             venue: venue, settings: configuration.inference, beacon: beacon, stops: plan.stops, route: plan.route,
-            sightings: walk, site: configuration.site)
+            sightings: walk, site: configuration.site, current: placed)
         if let check {
             lines += report(check)
             warnings += check.zones.filter { $0.seconds >= 20 && $0.after < $0.before - 0.1 }.map {
