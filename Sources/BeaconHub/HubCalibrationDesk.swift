@@ -42,8 +42,6 @@ final class HubCalibrationDesk: CalibrationDesk {
     /// The uncalibrated model the calibration is measured against (as `beacon-hub calibrate` does), for the
     /// placements it was made for: the gateways stand where the calibration in force placed them.
     private let models = Mutex<(placements: [String: Calibration.Placement]?, model: VenueModel)?>(nil)
-    /// The placements in force (`Calibration.placements`), for the plan: kept with each calibration applied.
-    private let inForce: Mutex<[String: Calibration.Placement]>
 
     struct Checks {
         var cache: CheckCache?
@@ -68,7 +66,6 @@ final class HubCalibrationDesk: CalibrationDesk {
         self.configuredPath = configuredPath
         self.store = store
         self.logger = logger
-        inForce = Mutex(configured?.placements ?? [:])
     }
 
     func attach(_ hub: Hub) { owner.withLock { $0.hub = hub } }
@@ -214,7 +211,7 @@ final class HubCalibrationDesk: CalibrationDesk {
             if core.calibrationWalk?.id == walk.id { core.calibrationWalk = nil }
             return (core.engine.calibration, core.engine.learned)
         }
-        await noted(places: calibration.placements, was: current?.placements)
+        await recordPlaces(calibration.placements, was: current?.placements)
         logger.info(
             "calibration applied",
             metadata: ["version": "\(version.version)", "who": "\(walk.who)", "zones": "\(version.zones)"])
@@ -591,20 +588,19 @@ final class HubCalibrationDesk: CalibrationDesk {
         return model
     }
 
-    /// Puts `calibration` in force in the live engine, and its placements on the plan.
+    /// Puts `calibration` in force in the live engine (and so its placements on the plan).
     func applyLive(_ calibration: Calibration?, to session: Hub.Session) async {
         let was = session.core.withLock { core in
-            defer { core.engine.apply(calibration: calibration) }
-            return core.engine.calibration?.placements
+            let was = core.engine.calibration?.placements
+            core.engine.apply(calibration: calibration)
+            return was
         }
-        await noted(places: calibration?.placements, was: was)
+        await recordPlaces(calibration?.placements, was: was)
     }
 
-    /// Keeps the placements in force for the plan and, when they changed, the database's `gateways` table (where
-    /// the gateways stand, for queries of the history) with them. A database that cannot take it is logged: the
-    /// engine runs with the new places anyway.
-    func noted(places: [String: Calibration.Placement]?, was: [String: Calibration.Placement]?) async {
-        inForce.withLock { $0 = places ?? [:] }
+    /// When the placements changed, writes the database's `gateways` table (where the gateways stand, for queries of
+    /// the history) with them. A database that cannot take it is logged: the engine runs with the new places anyway.
+    func recordPlaces(_ places: [String: Calibration.Placement]?, was: [String: Calibration.Placement]?) async {
         guard let store, (places ?? [:]) != (was ?? [:]) else { return }
         let placed = venue.placed(by: places)
         do {
@@ -618,6 +614,10 @@ final class HubCalibrationDesk: CalibrationDesk {
         }
     }
 
-    /// Where the gateways placed elsewhere than the venue file says stand now (the calibration in force's).
-    var placements: [String: Calibration.Placement] { inForce.withLock { $0 } }
+    /// Where the gateways placed elsewhere than the venue file says stand now: the live engine's calibration's, or
+    /// hub.yaml's while this hub is not the active one.
+    var placements: [String: Calibration.Placement] {
+        guard let session = try? activeSession() else { return configured?.placements ?? [:] }
+        return session.core.withLock { $0.engine.calibration?.placements } ?? [:]
+    }
 }

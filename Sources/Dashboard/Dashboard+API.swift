@@ -234,17 +234,17 @@ extension Dashboard {
         let snapshot = board.snapshot
         let venue = configuration.venue
         let health = snapshot.gateways
+        // A gateway placed from its panel stands where the placement says; the venue file's place goes along.
         let placements = configuration.calibration?.placements ?? [:]
         var gateways =
-            venue?.gateways.map { gateway -> GatewayView in
-                // A gateway placed from its panel stands where the placement says; the file's place goes along.
-                let placement = placements[gateway.id.rawValue]
-                var view = GatewayView(
-                    id: gateway.id.rawValue, zone: placement.map { $0.zone?.rawValue } ?? gateway.zone?.rawValue,
-                    position: placement.map { Point($0.x, $0.y) } ?? gateway.position,
-                    health: health[gateway.id], beacon: gateway.beacon, links: snapshot.hub?.links)
-                if placement != nil { view.venueFilePosition = gateway.position }
-                return view
+            venue.map { file in
+                zip(file.placed(by: placements).gateways, file.gateways).map { gateway, filed -> GatewayView in
+                    var view = GatewayView(
+                        id: gateway.id.rawValue, zone: gateway.zone?.rawValue, position: gateway.position,
+                        health: health[gateway.id], beacon: gateway.beacon, links: snapshot.hub?.links)
+                    if placements[gateway.id.rawValue] != nil { view.venueFilePosition = filed.position }
+                    return view
+                }
             } ?? []
         // Gateways the hub hears that the venue does not place (foreign gateways, a venue not yet updated).
         for (id, state) in health where !gateways.contains(where: { $0.id == id.rawValue }) {

@@ -21,12 +21,13 @@ extension ZoneEngine {
         self.calibration = calibration
         venue = venueFile.placed(by: calibration?.placements)
         rebuildRadio(calibrated: calibration?.points?.isEmpty == false)
+        // Only a calibration moves gateways: the links' fits leave the pairs as they are.
+        distantPairs = Self.distantPairs(venue: venue, model: model, settings: settings)
     }
 
     /// The model and the `position` maps from the venue, the calibration and what the links taught.
     mutating func rebuildRadio(calibrated: Bool) {
         model = VenueModel(venue: venue, settings: settings, calibration: calibration, learned: learned)
-        distantPairs = Self.distantPairs(venue: venue, model: model, settings: settings)
         guard settings.method == .position, !position.maps.isEmpty else { return }
         let (maps, start) = Self.positionMaps(
             venue: venueFile, settings: settings, calibration: calibration, learned: learned)

@@ -303,11 +303,12 @@ async function placeGateway() {
   const id = state.selectedGateway;
   const result = document.getElementById("gateway-place-result");
   if (!id) return;
-  const x = Number(document.getElementById("gateway-place-x").value);
-  const y = Number(document.getElementById("gateway-place-y").value);
+  const [x, y] = ["gateway-place-x", "gateway-place-y"].map(field => {
+    const text = document.getElementById(field).value.trim();
+    return text === "" ? NaN : Number(text);
+  });
   const who = document.getElementById("gateway-place-who").value.trim();
-  if (document.getElementById("gateway-place-x").value === "" || !Number.isFinite(x)
-    || document.getElementById("gateway-place-y").value === "" || !Number.isFinite(y)) {
+  if (!Number.isFinite(x) || !Number.isFinite(y)) {
     result.textContent = "not done: give x and y in metres, as on the plan";
     return;
   }
