@@ -154,6 +154,24 @@ extension PostgresHistory {
         var name: String?
     }
 
+    public func gateways() async throws -> [HubStore.GatewayRow] {
+        try await ensureSchema()
+        let query = scoped(
+            "SELECT id, zone, x, y FROM gateways WHERE {sites} AND x IS NOT NULL AND y IS NOT NULL ORDER BY id, site")
+        let rows = try await rows(query) { row in
+            let (id, zone, x, y) = try row.decode((String, String?, Double, Double).self)
+            return GatewayPlace(id: id, zone: zone, x: x, y: y)
+        }
+        return rows.map { ($0.id, $0.zone, $0.x, $0.y) }
+    }
+
+    struct GatewayPlace: Sendable {
+        var id: String
+        var zone: String?
+        var x: Double
+        var y: Double
+    }
+
     public func events(
         _ filter: HubStore.EventFilter, limit: Int, offset: Int
     ) async throws -> [HubStore.StoredEvent] {

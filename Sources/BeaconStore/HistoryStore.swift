@@ -58,6 +58,9 @@ public protocol HistoryStore: AnyObject, Sendable {
     func transitions(since: Double?, until: Double?) async throws -> [HubStore.TransitionRow]
     /// The venue's zones as recorded (id, name), for reports that list empty zones too.
     func zones() async throws -> [(id: String, name: String?)]
+    /// The venue's gateways as recorded, where the hub has them (a gateway placed from the dashboard where it was
+    /// placed), sorted by id; a gateway recorded without a place is left out.
+    func gateways() async throws -> [HubStore.GatewayRow]
     /// Events in [since, until), newest first, `offset` skipping that many.
     func events(_ filter: HubStore.EventFilter, limit: Int, offset: Int) async throws -> [HubStore.StoredEvent]
 

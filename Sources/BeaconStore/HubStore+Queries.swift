@@ -198,4 +198,13 @@ extension HubStore {
             try Row.fetchAll(db, sql: "SELECT id, name FROM zones ORDER BY id").map { ($0["id"], $0["name"]) }
         }
     }
+
+    /// The venue's gateways as recorded, where the hub has them, sorted by id.
+    public func gateways() async throws -> [GatewayRow] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT id, zone, x, y FROM gateways WHERE x IS NOT NULL AND y IS NOT NULL ORDER BY id"
+            ).map { ($0["id"], $0["zone"], $0["x"], $0["y"]) }
+        }
+    }
 }

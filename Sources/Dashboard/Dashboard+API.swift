@@ -7,7 +7,7 @@ import ZoneInference
 /// The JSON endpoints (docs/openapi.yaml). Live answers come from the board; history from the database.
 extension Dashboard {
     func addAPIRoutes(to router: Router<BasicRequestContext>) {
-        router.get("/api/venue") { [self] _, _ in try json(venueView()) }
+        router.get("/api/venue") { [self] _, _ in try json(venueView(placements: await placements())) }
         router.get("/api/hub") { [self] _, _ in
             let snapshot = board.snapshot
             return try json(HubView(site: configuration.site.rawValue, status: snapshot.hub, health: health()))
@@ -230,12 +230,37 @@ extension Dashboard {
         configuration.venue?.zones.first { $0.id.rawValue == zone }?.name
     }
 
-    func venueView() -> VenueView {
+    /// Where the gateways placed elsewhere than the venue file says stand: the calibration in force on a hub; on
+    /// `beacon-hub serve`, which runs no engine, where the history's `gateways` table has them (the hub writes it as
+    /// it places them). A history that cannot be read leaves the venue file's places, logged: the plan still draws.
+    func placements() async -> [String: Calibration.Placement] {
+        if let desk = configuration.calibration { return desk.placements }
+        guard let venue = configuration.venue, configuration.hasHistory else { return [:] }
+        do {
+            let recorded = try await historyStore().gateways()
+            var placements: [String: Calibration.Placement] = [:]
+            for gateway in venue.gateways {
+                guard let row = recorded.first(where: { $0.id == gateway.id.rawValue }) else { continue }
+                let moved = hypot(row.x - gateway.position.x, row.y - gateway.position.y) >= 0.01
+                if moved || row.zone != gateway.zone?.rawValue {
+                    placements[row.id] = Calibration.Placement(
+                        x: row.x, y: row.y, zone: row.zone.map { ZoneID(unchecked: $0) })
+                }
+            }
+            return placements
+        } catch {
+            logger.warning(
+                "cannot read where the gateways stand from the history: the plan shows the venue file's places",
+                metadata: ["error": "\(error)", "fix": "check the database that store: in hub.yaml names"])
+            return [:]
+        }
+    }
+
+    func venueView(placements: [String: Calibration.Placement]) -> VenueView {
         let snapshot = board.snapshot
         let venue = configuration.venue
         let health = snapshot.gateways
         // A gateway placed from its panel stands where the placement says; the venue file's place goes along.
-        let placements = configuration.calibration?.placements ?? [:]
         var gateways =
             venue.map { file in
                 zip(file.placed(by: placements).gateways, file.gateways).map { gateway, filed -> GatewayView in

@@ -96,6 +96,21 @@ import Testing
         #expect(try await store.integer("SELECT sum(sightings) FROM batches") == 15)
     }
 
+    /// `beacon-hub serve` draws the plan from them: a gateway placed from the dashboard where it was placed.
+    @Test(arguments: StoreBackend.allCases)
+    func theGatewaysAreReadBackWhereTheHubLastPlacedThem(backend: StoreBackend) async throws {
+        let store = try await backend.open(in: directory)
+        try await store.adopt(site: "museum", keyID: nil)
+        #expect(try await store.gateways().isEmpty)
+        let zones: [HubStore.ZoneRow] = [("entrance", "Entrance"), ("hall", nil)]
+        try await store.describeVenue(zones: zones, gateways: [("gw-b", nil, 3, 4), ("gw-a", "entrance", 1, 2)])
+        try await store.describeVenue(zones: zones, gateways: [("gw-a", "hall", 5.5, 6.25), ("gw-b", nil, 3, 4)])
+        let rows = try await store.gateways()
+        #expect(rows.map(\.id) == ["gw-a", "gw-b"])
+        #expect(rows.map(\.zone) == ["hall", nil])
+        #expect(rows.map(\.x) == [5.5, 3] && rows.map(\.y) == [6.25, 4])
+    }
+
     @Test(arguments: StoreBackend.allCases)
     func anAcknowledgementAdoptedFromAnotherHubIsContinued(backend: StoreBackend) async throws {
         let store = try await backend.open(in: directory)

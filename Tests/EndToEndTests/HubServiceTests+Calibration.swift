@@ -200,6 +200,7 @@ extension HubServiceTests {
         hub.signal(SIGTERM)
         #expect(await hub.waitForExit(timeout: .seconds(15)) == 0, "hub did not stop: \(hub.text)")
         hub = try Programs.Running("beacon-hub", ["run", "--config", config])
+        let servedConfig = config
         config = ""
         let restarted = try await dashboardURL(of: hub)
         var engine: [String: Any]?
@@ -219,6 +220,19 @@ extension HubServiceTests {
         func point(_ value: Any?) -> [Double]? { (value as? [Any])?.compactMap { ($0 as? NSNumber)?.doubleValue } }
         #expect(point(gatewayC?["position"]) == [55, 6], "\(String(describing: gatewayC))")
         #expect(point(gatewayC?["venueFilePosition"]) == [50, 4], "\(String(describing: gatewayC))")
+
+        // The analytics process runs no engine: it draws gw-c where the history's gateways table has it.
+        let serve = try Programs.Running("beacon-hub", ["serve", "--config", servedConfig])
+        let (_, servedVenue) = try await api(try await dashboardURL(of: serve), "/api/venue")
+        let servedC = (servedVenue["gateways"] as? [[String: Any]])?.first { $0["id"] as? String == "gw-c" }
+        #expect(point(servedC?["position"]) == [55, 6], "serve: \(String(describing: servedC))")
+        #expect(point(servedC?["venueFilePosition"]) == [50, 4], "serve: \(String(describing: servedC))")
+        let servedA = (servedVenue["gateways"] as? [[String: Any]])?.first { $0["id"] as? String == "gw-a" }
+        #expect(
+            point(servedA?["position"]) == [10, 4] && servedA?["venueFilePosition"] == nil,
+            "serve: \(String(describing: servedA))")
+        serve.signal(SIGTERM)
+        #expect(await serve.waitForExit(timeout: .seconds(30)) == 0, "serve: \(serve.text.suffix(2000))")
 
         hub.signal(SIGTERM)
         let exit = await hub.waitForExit(timeout: .seconds(30))
