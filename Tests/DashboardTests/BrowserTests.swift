@@ -258,6 +258,8 @@ import ZoneInference
         let now = Date().timeIntervalSince1970
         let fixture = try await DashboardFixture(token: token, historyStart: now - 7200)
         defer { TestTeardown.add { await fixture.stop() } }
+        // Served as `beacon-hub serve` serves it: the page offers no calibrating.
+        fixture.board.updateHealth { $0.role = "serve" }
         try fixture.place(
             "guide-a", in: "egypt", gateway: "gw-egypt", at: now,
             beacon: "eddystone-uid:edd1ebeac04e5defa017:00000000000a",
@@ -286,6 +288,20 @@ import ZoneInference
         try await driver.open("http://127.0.0.1:\(fixture.port)/#token=\(token)")
         // The plan first, as before; then the Tags view from the header.
         _ = try await driver.poll("return document.querySelectorAll('#zones g.zone').length") { ($0 as? Int) == 9 }
+        // The analytics process neither calibrates nor places gateways: no Calibrate link, and a gateway's panel has
+        // no place form nor relearn button.
+        try await driver.click("#gateways rect[data-gateway=\"gw-egypt\"]")
+        let controls =
+            try await driver.poll(
+                """
+                if (document.getElementById('gateway-details').hidden) return null;
+                return ['calibrate-link', 'gateway-place', 'gateway-relearn-row']
+                  .map(id => document.getElementById(id))
+                  .map(node => String(node.hidden && getComputedStyle(node).display === 'none'));
+                """
+            ) { $0 is [String] } as? [String]
+        #expect(controls == ["true", "true", "true"], "\(String(describing: controls))")
+        try await driver.click("#details-close")
         try await driver.click("#tags-link")
 
         let order = "return [...document.querySelectorAll('#tags-table tbody tr')].map(r => r.dataset.tag)"

@@ -15,6 +15,7 @@ const state = {
   dwellChart: null,
   windowHours: 24,       // the history window of the details panel; 0 = everything kept
   tagSort: { key: "battery", descending: false },  // the Tags view's order: a column of tagColumns
+  role: null,            // the server's: "active", "standby", or "serve" (the analytics process, which calibrates nothing)
 };
 
 async function api(path, method = "GET", payload = undefined) {
@@ -273,8 +274,8 @@ function drawGatewayPanel() {
       + "estimate); if it goes back, the alert clears itself.";
   }
   // The change was meant (moved on purpose, an enclosure added): the hub forgets its links and learns them again.
-  document.getElementById("gateway-relearn-row").hidden = !alert
-    && !document.getElementById("gateway-relearn-result").textContent;
+  document.getElementById("gateway-relearn-row").hidden = state.role === "serve" || (!alert
+    && !document.getElementById("gateway-relearn-result").textContent);
 }
 
 // Where the selected gateway stands, for the place form: the links' estimate while a gateway-moved alert has one,
@@ -408,6 +409,10 @@ function addEvent(event) {
 }
 
 function showHealth(health) {
+  // beacon-hub serve neither calibrates nor places gateways (the hub's own dashboard does): no controls for it.
+  state.role = health.role;
+  document.getElementById("calibrate-link").hidden = health.role === "serve";
+  document.getElementById("gateway-place").hidden = health.role === "serve";
   const badge = document.getElementById("hub-health");
   const ready = health.role === "active" && health.mqttConnected && health.storeWritable !== false;
   const broker = health.role === "active" && !health.mqttConnected ? ", broker unreachable" : "";
