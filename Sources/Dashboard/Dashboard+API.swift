@@ -240,12 +240,12 @@ extension Dashboard {
             let recorded = try await historyStore().gateways()
             var placements: [String: Calibration.Placement] = [:]
             for gateway in venue.gateways {
-                guard let row = recorded.first(where: { $0.id == gateway.id.rawValue }) else { continue }
-                let moved = hypot(row.x - gateway.position.x, row.y - gateway.position.y) >= 0.01
-                if moved || row.zone != gateway.zone?.rawValue {
-                    placements[row.id] = Calibration.Placement(
-                        x: row.x, y: row.y, zone: row.zone.map { ZoneID(unchecked: $0) })
-                }
+                // Only a gateway standing elsewhere counts: a zone alone that differs is a venue file edited since.
+                guard let row = recorded.first(where: { $0.id == gateway.id.rawValue }),
+                    hypot(row.x - gateway.position.x, row.y - gateway.position.y) >= 0.01
+                else { continue }
+                placements[row.id] = Calibration.Placement(
+                    x: row.x, y: row.y, zone: row.zone.map { ZoneID(unchecked: $0) })
             }
             return placements
         } catch {

@@ -1,4 +1,5 @@
 import BeaconModel
+import BeaconStore
 import BrokerTestSupport
 import Dashboard
 import Foundation
@@ -40,6 +41,28 @@ import Testing
 
     /// Issue 22 on the plan: each gateway's gain from the hub's latest links fit (applied when the hub handed it to the
     /// engine), and the link alert in force, which also goes down the live stream when it is raised or cleared.
+    /// Without a calibration desk (`beacon-hub serve`) the plan takes where the history's `gateways` table has each
+    /// gateway: one placed from the hub's panel stands there, with the venue file's place beside it.
+    @Test func withoutTheHubsDeskTheVenueTakesTheGatewaysPlacesFromTheHistory() async throws {
+        let fixture = try await DashboardFixture()
+        defer { TestTeardown.add { await fixture.stop() } }
+        let store = try HubStore(path: fixture.directory.appendingPathComponent("hub.db").path)
+        // gw-egypt placed 4.1 m away; gw-rome where the file has it but in another zone (a venue file edited since).
+        try await store.describeVenue(
+            zones: [], gateways: [("gw-egypt", "egypt", 14, 3.5), ("gw-rome", "greece", 15, 12)])
+        try store.close()
+        let gateways = try await fixture.get("/api/venue").json["gateways"] as? [[String: Any]] ?? []
+        let byID = Dictionary(gateways.map { ($0["id"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        func point(_ value: Any?) -> [Double]? { (value as? [Any])?.compactMap { ($0 as? NSNumber)?.doubleValue } }
+        #expect(point(byID["gw-egypt"]?["position"]) == [14, 3.5], "\(String(describing: byID["gw-egypt"]))")
+        #expect(point(byID["gw-egypt"]?["venueFilePosition"]) == [10.2, 2], "\(String(describing: byID["gw-egypt"]))")
+        #expect(point(byID["gw-rome"]?["position"]) == [15, 12] && byID["gw-rome"]?["venueFilePosition"] == nil)
+        #expect(
+            byID["gw-rome"]?["zone"] as? String == "rome",
+            "the venue file's zone: \(String(describing: byID["gw-rome"]))")
+        #expect(point(byID["gw-entrance"]?["position"]) != nil && byID["gw-entrance"]?["venueFilePosition"] == nil)
+    }
+
     @Test func venueGatewaysCarryTheirLinksGainAndTheLinkAlertInForce() async throws {
         let fixture = try await DashboardFixture()
         defer { TestTeardown.add { await fixture.stop() } }
