@@ -426,6 +426,16 @@ import ZoneInference
 
         let errors = try await driver.consoleErrors()
         #expect(errors.isEmpty, "console errors: \(errors)")
+
+        // The calibration page opened directly on the analytics process says it cannot calibrate here, and where.
+        try await driver.open("http://127.0.0.1:\(fixture.port)/calibrate#token=\(token)")
+        let said =
+            try await driver.poll("return document.getElementById('error').textContent") {
+                ($0 as? String)?.isEmpty == false
+            } as? String
+        #expect(
+            said?.hasPrefix("cannot read the calibration: this server does not calibrate") == true
+                && said?.contains("beacon-hub run") == true, "\(String(describing: said))")
     }
 }
 
