@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -6,12 +7,37 @@ import Foundation
 
 /// Loopback TCP port helpers for test brokers.
 public enum FreePort {
-    /// A port the kernel reports free on 127.0.0.1 (bind to port 0, read it back, close). Free now: another test's
-    /// listener may take it later (see `Refused` for a port that must stay unanswered).
+    /// A port free on 127.0.0.1 now, for a listener started later (a broker, a database, a driver).
+    ///
+    /// Taken outside the kernel's ephemeral range (`ip_local_port_range`) and never twice in one process. Between
+    /// this call and the listener's bind, nothing else may take the port: every server of a test on port 0 and
+    /// every outgoing connection gets an ephemeral port. A CI run failed so when the port came from the ephemeral
+    /// range: mosquitto's bind found "Address already in use". See `Refused` for a port that must stay unanswered.
     public static func find() throws -> Int {
-        let (fd, port) = try bindAnyLoopbackPort()
-        close(fd)
-        return port
+        let candidates = listenerRange()
+        for _ in 0..<1000 {
+            let port = Int.random(in: candidates)
+            guard handedOut.withLock({ $0.insert(port).inserted }) else { continue }
+            if let fd = try? bindLoopback(port: port) {
+                close(fd)
+                return port
+            }
+        }
+        throw BrokerError(
+            "no free loopback port in \(candidates): stop whatever listens there, or widen the system's "
+                + "ip_local_port_range")
+    }
+
+    /// Ports `find()` returned in this process.
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// Below the ephemeral range when it starts high enough (Linux's default is 32768–60999), else above it.
+    static func listenerRange() -> ClosedRange<Int> {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let bounds = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { Int($0) }
+        let (low, high) = bounds.count == 2 ? (bounds[0], bounds[1]) : (32768, 60999)
+        if low > 12000 { return 10000...(low - 1) }
+        return high < 63000 ? (high + 1)...65535 : 1024...65535
     }
 
     /// A loopback port held bound but not listening, until `release()` or the end of the value: every connection to
@@ -33,12 +59,23 @@ public enum FreePort {
 
     /// A TCP socket bound to a port of the kernel's choice on 127.0.0.1, not listening, and the port.
     static func bindAnyLoopbackPort() throws -> (fd: Int32, port: Int) {
+        let fd = try bindLoopback(port: 0)
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// A TCP socket bound to 127.0.0.1:`port` (0: the kernel's choice), not listening.
+    private static func bindLoopback(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw BrokerError("socket() failed: \(String(cString: strerror(errno)))") }
-        var address = loopback(port: 0)
+        var address = loopback(port: port)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
         guard bound == 0 else {
@@ -46,11 +83,7 @@ public enum FreePort {
             close(fd)
             throw BrokerError("bind() failed: \(message)")
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+        return fd
     }
 
     /// True when something accepts TCP connections on 127.0.0.1:`port`.
