@@ -24,6 +24,13 @@ struct RadioMapCommand: ParsableCommand {
     @Option(help: "Side of the map's cells, metres: the hub's own grid at its default (cellMetres 0.5).")
     var cellMetres: Double = 0.5
 
+    @Option(
+        help: ArgumentHelp(
+            "How much of the run's shadowing the map holds: exact (all), zone-mean (each zone's mean per gateway, none "
+                + "outside the zones: the limit of calibrating by zones), none (the true geometry alone).",
+            valueName: "exact|zone-mean|none"))
+    var shadowing: ExactRadioMap.Shadowing = .exact
+
     func validate() throws {
         guard cellMetres >= 0.1, cellMetres <= 5 else {
             throw ValidationError("--cell-metres \(cellMetres): give 0.1 to 5 metres (the hub's cells are 0.5)")
@@ -33,16 +40,21 @@ struct RadioMapCommand: ParsableCommand {
     func run() throws {
         let loaded = try loadVenueFile(venue)
         let calibration = ExactRadioMap.calibration(
-            venue: loaded, seed: seed, cellMetres: cellMetres, created: Date().timeIntervalSince1970.rounded(.down))
+            venue: loaded, seed: seed, cellMetres: cellMetres, created: Date().timeIntervalSince1970.rounded(.down),
+            shadowing: shadowing)
         do {
-            try ExactRadioMap.yaml(calibration, seed: seed).write(toFile: out, atomically: true, encoding: .utf8)
+            try ExactRadioMap.yaml(calibration, seed: seed, shadowing: shadowing).write(
+                toFile: out, atomically: true, encoding: .utf8)
         } catch {
             print("error: cannot write \(out) (\(error.localizedDescription)): check the folder exists and is writable")
             throw ExitCode(73)
         }
         let map = calibration.map
+        let kind = shadowing == .exact ? "exact" : shadowing.rawValue
         print(
-            "beacon-sim: exact radio map of \(loaded.site), seed \(seed): \(loaded.gateways.count) gateways over"
+            "beacon-sim: \(kind) radio map of \(loaded.site), seed \(seed): \(loaded.gateways.count) gateways over"
                 + " \(map?.columns ?? 0) × \(map?.rows ?? 0) cells of \(cellMetres) m → \(out)")
     }
 }
+
+extension ExactRadioMap.Shadowing: ExpressibleByArgument {}

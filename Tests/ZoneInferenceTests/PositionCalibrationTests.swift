@@ -483,6 +483,57 @@ import Testing
         #expect(largest.change > 3, "the map should differ from the geometry by the run's radio: \(largest)")
     }
 
+    /// `beacon-sim radio-map --shadowing`: with `none` the map is the run's radio without its shadowing; with
+    /// `zone-mean` each zone's shadowing, per gateway, is the same over all its cells, its mean there, and the cells in
+    /// no zone have none.
+    @Test func theRadioMapsShadowingIsLeftOutOrAveragedOverEachZone() throws {
+        let venue = try Self.venue()
+        var rng = SeededGenerator(seed: 7)
+        var stream = rng.split()
+        let radio = RadioModel(venue: venue, using: &stream)
+        let grid = FloorGrid(venue: venue, reach: 0, cellSide: 0.5)
+        func levels(_ shadowing: ExactRadioMap.Shadowing) throws -> [String: [Double]] {
+            try #require(
+                ExactRadioMap.calibration(venue: venue, seed: 7, cellMetres: 0.5, created: 0, shadowing: shadowing)
+                    .map?.levels)
+        }
+        let (exact, zoneMean, none) = (try levels(.exact), try levels(.zoneMean), try levels(.none))
+        var zonesSeen = Set<Int>()
+        for gateway in venue.gateways {
+            let id = gateway.id.rawValue
+            var shadowOf: [Int: (sum: Double, cells: Int)] = [:]
+            for cell in 0..<grid.count {
+                let bare = try #require(
+                    radio.meanRSSI(
+                        tagP0: -59, at: grid.centre(cell), gateway: gateway.id, bodyFactor: 0, shadowed: false))
+                #expect(abs(try #require(none[id])[cell] - bare) <= 0.05)
+                let zone = Int(grid.zoneOfCell[cell])
+                if zone < venue.zones.count {
+                    shadowOf[zone, default: (0, 0)].sum += try #require(exact[id])[cell] - bare
+                    shadowOf[zone, default: (0, 0)].cells += 1
+                } else {
+                    #expect(abs(try #require(zoneMean[id])[cell] - bare) <= 0.05)
+                }
+            }
+            for cell in 0..<grid.count where Int(grid.zoneOfCell[cell]) < venue.zones.count {
+                let zone = Int(grid.zoneOfCell[cell])
+                let mean = try #require(shadowOf[zone]).sum / Double(try #require(shadowOf[zone]).cells)
+                // 0.05 dB from each of the two files' rounding.
+                #expect(abs(try #require(zoneMean[id])[cell] - try #require(none[id])[cell] - mean) <= 0.1)
+                zonesSeen.insert(zone)
+            }
+        }
+        #expect(zonesSeen.count == venue.zones.count)
+        #expect(
+            zip(try #require(exact["gw-a"]), try #require(zoneMean["gw-a"])).contains { abs($0 - $1) > 1 },
+            "the shadowing should vary within a zone, or the test shows nothing")
+        let averaged = ExactRadioMap.calibration(
+            venue: venue, seed: 7, cellMetres: 0.5, created: 0, shadowing: .zoneMean)
+        #expect(
+            ExactRadioMap.yaml(averaged, seed: 7, shadowing: .zoneMean)
+                .hasPrefix("# beacon-sim radio-map --seed 7 --shadowing zone-mean:"))
+    }
+
     @Test func aRouteBecomesPointsWhereTheTagWas() throws {
         var calibrator = try Self.rowRoute()
         #expect(calibrator.place(at: 105).map { [$0.x, $0.y] } == [7, 4])
