@@ -12,11 +12,9 @@
 #   scripts/bench-replay.sh BIN-DIR BENCH-DIR [--jobs 2] [KEY=VALUE...]
 set -euo pipefail
 usage="usage: scripts/bench-replay.sh BIN-DIR BENCH-DIR [--jobs 2] [KEY=VALUE...]"
-[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
 . "$(dirname "$0")/replay-lib.sh"
-replay_folders bench-replay "$usage" "$1" "$2"
-shift 2
-jobs=2
+replay_start bench-replay "$usage" "$@"
+set -- "${rest[@]}"
 settings=()
 while [ $# -gt 0 ]; do
     case $1 in

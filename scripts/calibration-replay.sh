@@ -16,11 +16,9 @@
 set -euo pipefail
 usage="usage: scripts/calibration-replay.sh BIN-DIR BENCH-DIR [--taps points|zones|route|none] [--jobs 2]"
 usage+=" [KEY=VALUE...]"
-[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
 . "$(dirname "$0")/replay-lib.sh"
-replay_folders calibration-replay "$usage" "$1" "$2"
-shift 2
-jobs=2
+replay_start calibration-replay "$usage" "$@"
+set -- "${rest[@]}"
 taps=points
 settings=()
 while [ $# -gt 0 ]; do

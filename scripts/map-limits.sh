@@ -14,11 +14,9 @@
 #   scripts/map-limits.sh BIN-DIR BENCH-DIR [--jobs 2]
 set -euo pipefail
 usage="usage: scripts/map-limits.sh BIN-DIR BENCH-DIR [--jobs 2]"
-[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
 . "$(dirname "$0")/replay-lib.sh"
-replay_folders map-limits "$usage" "$1" "$2"
-shift 2
-jobs=2
+replay_start map-limits "$usage" "$@"
+set -- "${rest[@]}"
 while [ $# -gt 0 ]; do
     case $1 in
         --jobs) jobs=$2; shift 2 ;;

@@ -1,6 +1,19 @@
-# Shared by scripts/bench-replay.sh and scripts/calibration-replay.sh, which source it (it is not run on its own): the
-# checks of their two folders and of BIN-DIR's programs, the temporary folder, the replays' extra `inference:`
-# settings, and the run over the bench's venues.
+# Shared by scripts/bench-replay.sh, scripts/calibration-replay.sh and scripts/map-limits.sh, which source it (it is
+# not run on its own): the checks of their arguments, their two folders and BIN-DIR's programs, the temporary folder,
+# the replays' extra `inference:` settings, and the run over the bench's venues.
+
+# replay_start NAME USAGE ARG...: the scripts' first step. Exits with USAGE unless ARG... begins with the two folders
+# BIN-DIR BENCH-DIR; sets `bin` and `bench` (replay_folders), `jobs` to its default, 2, and `rest` to the arguments
+# after the two folders, for the script's own options.
+replay_start() {
+    local name=$1 usage=$2
+    shift 2
+    [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+    replay_folders "$name" "$usage" "$1" "$2"
+    shift 2
+    jobs=2
+    rest=("$@")
+}
 
 # replay_folders NAME USAGE BIN-DIR BENCH-DIR: sets `bin` and `bench` to the two folders' absolute paths, or exits
 # with the usage when either is not a folder.
