@@ -32,14 +32,16 @@ venue() { # SEED-DIR: one JSON line
     out=$work/$name
     mkdir -p "$out"
     [ -f "$dir/hub-exact.yaml" ] && [ -f "$dir/score-exact.out" ] && [ -f "$dir/score-calibrated.out" ] || {
-        echo "map-limits: $dir has no exact-map or calibrated score: bench it with --also-calibrated --exact-map --out" >&2
+        echo "map-limits: $dir has no exact-map or calibrated score: bench it with --also-calibrated" \
+            "--exact-map --out" >&2
         return 1
     }
     for shadowing in zone-mean none; do
         "$bin/beacon-sim" radio-map "$dir/venue.yaml" --seed "$seed" --shadowing "$shadowing" \
             --out "$out/calibration-$shadowing.yaml" >/dev/null
         # The bench's hub.yaml for the exact map, its files taken from the venue's folder, the map replaced.
-        sed -e "s|^venue: .*|venue: $dir/venue.yaml|" -e "s|^calibration: .*|calibration: $out/calibration-$shadowing.yaml|" \
+        sed -e "s|^venue: .*|venue: $dir/venue.yaml|" \
+            -e "s|^calibration: .*|calibration: $out/calibration-$shadowing.yaml|" \
             "$dir/hub-exact.yaml" >"$out/hub-$shadowing.yaml"
         "$bin/beacon-hub" replay --config "$out/hub-$shadowing.yaml" "$dir/run/sightings.jsonl" \
             --events "$out/events-$shadowing.jsonl" >"$out/replay-$shadowing.txt"

@@ -33,33 +33,18 @@ public enum ExactRadioMap {
         let power = Double(CalibrationWalk.txPower)
         var levels: [String: [Double]] = [:]
         for gateway in venue.gateways {
-            let exact = (0..<grid.count).map { cell in
-                radio.meanRSSI(tagP0: power, at: grid.centre(cell), gateway: gateway.id, bodyFactor: 0)
-            }
-            var level = exact
-            if shadowing != .exact {
-                let bare = (0..<grid.count).map { cell in
+            func mean(shadowed: Bool) -> [Double?] {
+                (0..<grid.count).map { cell in
                     radio.meanRSSI(
-                        tagP0: power, at: grid.centre(cell), gateway: gateway.id, bodyFactor: 0, shadowed: false)
+                        tagP0: power, at: grid.centre(cell), gateway: gateway.id, bodyFactor: 0, shadowed: shadowed)
                 }
-                level = bare
-                if shadowing == .zoneMean {
-                    // Each zone's mean shadowing over its cells, added back evenly.
-                    var sums = [(total: Double, cells: Int)](repeating: (0, 0), count: venue.zones.count)
-                    for cell in 0..<grid.count {
-                        let zone = Int(grid.zoneOfCell[cell])
-                        guard zone < venue.zones.count, let shadowed = exact[cell], let plain = bare[cell] else {
-                            continue
-                        }
-                        sums[zone].total += shadowed - plain
-                        sums[zone].cells += 1
-                    }
-                    for cell in 0..<grid.count {
-                        let zone = Int(grid.zoneOfCell[cell])
-                        guard zone < venue.zones.count, sums[zone].cells > 0, let plain = bare[cell] else { continue }
-                        level[cell] = plain + sums[zone].total / Double(sums[zone].cells)
-                    }
-                }
+            }
+            let level: [Double?]
+            switch shadowing {
+            case .exact: level = mean(shadowed: true)
+            case .none: level = mean(shadowed: false)
+            case .zoneMean:
+                level = zoneMean(exact: mean(shadowed: true), bare: mean(shadowed: false), grid: grid, venue: venue)
             }
             levels[gateway.id.rawValue] = level.map { (($0 ?? -200) * 10).rounded() / 10 }
         }
@@ -69,6 +54,23 @@ public enum ExactRadioMap {
         return Calibration(
             site: venue.site, created: created, referencePower: Double(CalibrationWalk.txPower), gatewayOffsets: [:],
             zones: [:], map: map)
+    }
+
+    /// `bare` (a gateway's levels without shadowing, per cell) plus, in each zone's cells, the zone's mean shadowing
+    /// (`exact` − `bare` over its cells); outside the zones, `bare`.
+    static func zoneMean(exact: [Double?], bare: [Double?], grid: FloorGrid, venue: Venue) -> [Double?] {
+        var sums = [(total: Double, cells: Int)](repeating: (0, 0), count: venue.zones.count)
+        for cell in 0..<grid.count {
+            let zone = Int(grid.zoneOfCell[cell])
+            guard zone < venue.zones.count, let shadowed = exact[cell], let plain = bare[cell] else { continue }
+            sums[zone].total += shadowed - plain
+            sums[zone].cells += 1
+        }
+        return (0..<grid.count).map { cell in
+            let zone = Int(grid.zoneOfCell[cell])
+            guard zone < venue.zones.count, sums[zone].cells > 0, let plain = bare[cell] else { return bare[cell] }
+            return plain + sums[zone].total / Double(sums[zone].cells)
+        }
     }
 
     /// What the file's first line says the map is.

@@ -34,7 +34,7 @@ public enum FreePort {
     /// Below the ephemeral range when it starts high enough (Linux's default is 32768–60999), else above it.
     static func listenerRange() -> ClosedRange<Int> {
         let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
-        let bounds = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { Int($0) }
+        let bounds = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
         let (low, high) = bounds.count == 2 ? (bounds[0], bounds[1]) : (32768, 60999)
         if low > 12000 { return 10000...(low - 1) }
         return high < 63000 ? (high + 1)...65535 : 1024...65535
