@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(name: "BeaconModelTests", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BeaconConfigTests",
-            dependencies: ["BeaconConfig", "BeaconAgent", "BeaconHub"],
+            dependencies: ["BeaconConfig", "BeaconAgent", "BeaconHub", "ZoneInference"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

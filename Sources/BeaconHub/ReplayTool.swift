@@ -27,6 +27,9 @@ public enum ReplayTool {
         public var tagAlerts: [String: Int] = [:]
         /// The gateways' link alerts raised (`gateway-moved`, `gateway-degraded`), by code.
         public var linkAlerts: [String: Int] = [:]
+        /// The `position` method's path-loss exponent at the end: the map the probe tags' readings chose (nil for the
+        /// other methods).
+        public var positionExponent: Double?
     }
 
     /// Replays `inputPath` through the configuration's engine, writing one event line per event to `eventsPath`.
@@ -190,7 +193,7 @@ public enum ReplayTool {
             input: input, counters: engine.counters, events: written,
             wallSeconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, storedRows: storedRows,
             commits: commits, from: first, to: last, gatewayBeacons: gatewayBeacons, linkFit: links.fit,
-            linkFits: linkFits, tagAlerts: tagAlerts, linkAlerts: linkAlerts)
+            linkFits: linkFits, tagAlerts: tagAlerts, linkAlerts: linkAlerts, positionExponent: engine.positionExponent)
     }
 }
 
@@ -218,6 +221,9 @@ extension ReplayTool {
             "  \(summary.events) events: "
                 + counters.events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
         ]
+        if let exponent = summary.positionExponent {
+            lines.append("  position map at the end: path-loss exponent \(String(format: "%.1f", exponent))")
+        }
         if summary.gatewayBeacons > 0 {
             var line = "  gateways' own beacons: \(summary.gatewayBeacons) sightings (links, not tags)"
             if let fit = summary.linkFit {

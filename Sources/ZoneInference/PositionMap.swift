@@ -8,7 +8,7 @@ import BeaconModel
 /// doors, never through walls), each gateway's expected level at each cell for a tag of 0 dBm at 1 m (the path-loss law
 /// and the walls' losses, plus what a calibration or the online fit learned), the gateways worth listening for at each
 /// cell, and the noise tables.
-struct PositionMap: Sendable {
+package struct PositionMap: Sendable {
     let grid: FloorGrid
     /// Expected level of gateway `g` at cell `c` for a tag of 0 dBm at 1 m, in the noise tables' steps (0.1 dB,
     /// `ReadingNoise.stepsPerDB`): `levelSteps[g * grid.count + c]`, −200 dB where none is tabulated. Half the memory
@@ -82,19 +82,12 @@ struct PositionMap: Sendable {
             let shading = walked == nil ? learned?.antennas[gateway.id.rawValue] ?? 0 : 0
             shaded.append(shading)
             for c in 0..<count {
-                let point = grid.centre(c)
-                let dx = point.x - gateway.position.x
-                let dy = point.y - gateway.position.y
-                guard dx * dx + dy * dy <= reachMetres * reachMetres else { continue }
-                let dz = gateway.height - 1.2
-                let distance = max(0.5, (dx * dx + dy * dy + dz * dz).squareRoot())
-                var value = gain - 10 * settings.pathLossExponent * log10(distance)
-                if shading > 0 { value -= shading * Self.behind(gateway, dx: dx, dy: dy) }
-                let path = Segment(point, gateway.position)
-                for wall in near where Self.boxesMeet(path, wall.segment) && path.intersects(wall.segment) {
-                    value -= wall.loss
+                if let value = Self.geometric(
+                    gateway, at: grid.centre(c), exponent: exponent, gain: gain, shading: shading, walls: near,
+                    reach: reachMetres)
+                {
+                    level[g * count + c] = Float(value)
                 }
-                level[g * count + c] = Float(value)
             }
         }
         if let map = calibration?.map {
@@ -234,6 +227,48 @@ struct PositionMap: Sendable {
             if self.level(g, Int(cells[middle])) >= level { low = middle + 1 } else { high = middle }
         }
         return loudestCells[g][..<low]
+    }
+
+    /// The geometry's level of `gateway` at `point` for a tag of 0 dBm at 1 m, dB: its `gain`, the path-loss law at
+    /// `exponent` over the 3-D distance (a tag 1.2 m above the floor), the antenna's `shading` behind it and the losses
+    /// of the `walls` the path crosses. Nil beyond `reach` metres (on the floor).
+    @inline(__always)
+    static func geometric(
+        _ gateway: Venue.Gateway, at point: Point, exponent: Double, gain: Double, shading: Double,
+        walls: [(segment: Segment, loss: Double)], reach: Double
+    ) -> Double? {
+        let dx = point.x - gateway.position.x
+        let dy = point.y - gateway.position.y
+        guard dx * dx + dy * dy <= reach * reach else { return nil }
+        let dz = gateway.height - 1.2
+        let distance = max(0.5, (dx * dx + dy * dy + dz * dz).squareRoot())
+        var value = gain - 10 * exponent * log10(distance)
+        if shading > 0 { value -= shading * Self.behind(gateway, dx: dx, dy: dy) }
+        let path = Segment(point, gateway.position)
+        for wall in walls where Self.boxesMeet(path, wall.segment) && path.intersects(wall.segment) {
+            value -= wall.loss
+        }
+        return value
+    }
+
+    /// What an uncalibrated hub's `position` maps expect of each gateway at each of `points` for a tag of 0 dBm at 1 m
+    /// (`geometric` with no gains, no antennas, and the walls' materials' losses; nil beyond reach): the geometry a
+    /// calibration's corrections go on top of. For the simulator's maps of what a calibration could know
+    /// (`beacon-sim radio-map --shadowing engine-zone-mean`).
+    package static func geometricLevels(
+        venue: Venue, settings: InferenceSettings, exponent: Double, at points: [Point]
+    ) -> [GatewayID: [Double?]] {
+        var settings = settings
+        settings.pathLossExponent = exponent
+        let reach = Self.reach(settings: settings)
+        let walls = venue.walls.map { (segment: $0.segment, loss: $0.material.defaultAttenuation) }
+        var levels: [GatewayID: [Double?]] = [:]
+        for gateway in venue.gateways {
+            levels[gateway.id] = points.map {
+                geometric(gateway, at: $0, exponent: exponent, gain: 0, shading: 0, walls: walls, reach: reach)
+            }
+        }
+        return levels
     }
 
     /// How far from a gateway levels are worth tabulating: where a tag 10 dB above the reference fades below

@@ -3,6 +3,7 @@ import BeaconHub
 import BeaconModel
 import Foundation
 import Testing
+import ZoneInference
 
 @Suite struct HubReplayTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID().uuidString)")
@@ -68,6 +69,12 @@ import Testing
         #expect(written.filter { $0.type == .enter }.map(\.zone) == ["a", "b"])
         #expect(written.allSatisfy { $0.tag == "badge" && $0.version == 1 })
         #expect(ReplayTool.report(summary).contains("40 sightings"))
+        // The position method (the default) says which exponent's map its probe tag's readings chose.
+        let exponent = try #require(summary.positionExponent)
+        #expect(ZoneEngine.candidateExponents.contains(exponent))
+        #expect(
+            ReplayTool.report(summary).contains(
+                "position map at the end: path-loss exponent \(String(format: "%.1f", exponent))"))
     }
 
     @Test func regionsDecodeToCanonicalPrefixes() throws {

@@ -537,6 +537,54 @@ import Testing
                 .hasPrefix("# beacon-sim radio-map --seed 7 --shadowing zone-mean:"))
     }
 
+    @Test func theHubsGeometryTakesEachZonesMeanOfTheExactMap() throws {
+        let venue = try Self.venue()
+        let grid = FloorGrid(venue: venue, reach: 0, cellSide: 0.5)
+        var settings = InferenceSettings()
+        settings.pathLossExponent = 3
+        #expect(PositionMap.reach(settings: settings) > 25, "every cell of the 20 × 8 m venue within the hub's reach")
+        let exact = try #require(
+            ExactRadioMap.calibration(venue: venue, seed: 7, cellMetres: 0.5, created: 0).map?.levels)
+        let map = ExactRadioMap.calibration(
+            venue: venue, seed: 7, cellMetres: 0.5, created: 0, shadowing: .engineZoneMean, exponent: 3)
+        let levels = try #require(map.map?.levels)
+        for gateway in venue.gateways {
+            let id = gateway.id.rawValue
+            let (exactLevels, given) = (try #require(exact[id]), try #require(levels[id]))
+            // The hub's geometry, written out: −59 dBm at 1 m, exponent 3 over the 3-D distance to a tag 1.2 m up,
+            // and the light wall's published loss where the path crosses it.
+            var hub: [Double] = []
+            for cell in 0..<grid.count {
+                let point = grid.centre(cell)
+                let (dx, dy, dz) = (point.x - gateway.position.x, point.y - gateway.position.y, gateway.height - 1.2)
+                let crossings = venue.walls.filter { Segment(point, gateway.position).intersects($0.segment) }
+                hub.append(
+                    -59 - 30 * log10(max(0.5, (dx * dx + dy * dy + dz * dz).squareRoot()))
+                        - crossings.reduce(0) { $0 + $1.material.defaultAttenuation })
+            }
+            var sums: [Int: (difference: Double, cells: Int)] = [:]
+            for cell in 0..<grid.count where Int(grid.zoneOfCell[cell]) < venue.zones.count {
+                sums[Int(grid.zoneOfCell[cell]), default: (0, 0)].difference += exactLevels[cell] - hub[cell]
+                sums[Int(grid.zoneOfCell[cell]), default: (0, 0)].cells += 1
+            }
+            #expect(sums.count == venue.zones.count)
+            for cell in 0..<grid.count {
+                let zone = Int(grid.zoneOfCell[cell])
+                let shift = sums[zone].map { $0.difference / Double($0.cells) } ?? 0
+                // 0.05 dB from each file's rounding.
+                #expect(abs(given[cell] - hub[cell] - shift) <= 0.1, "\(id), cell \(cell), zone \(zone)")
+            }
+        }
+        let otherExponent = try #require(
+            ExactRadioMap.calibration(
+                venue: venue, seed: 7, cellMetres: 0.5, created: 0, shadowing: .engineZoneMean, exponent: 2
+            ).map?.levels["gw-a"])
+        #expect(zip(otherExponent, try #require(levels["gw-a"])).contains { abs($0 - $1) > 1 })
+        #expect(
+            ExactRadioMap.yaml(map, seed: 7, shadowing: .engineZoneMean, exponent: 3)
+                .hasPrefix("# beacon-sim radio-map --seed 7 --shadowing engine-zone-mean --exponent 3:"))
+    }
+
     @Test func aRouteBecomesPointsWhereTheTagWas() throws {
         var calibrator = try Self.rowRoute()
         #expect(calibrator.place(at: 105).map { [$0.x, $0.y] } == [7, 4])
