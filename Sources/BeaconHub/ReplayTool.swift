@@ -222,7 +222,8 @@ extension ReplayTool {
                 + counters.events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
         ]
         if let exponent = summary.positionExponent {
-            lines.append("  position map at the end: path-loss exponent \(String(format: "%.1f", exponent))")
+            // As the setting reads (2.2, or 2.25 when given so): scripts take it back as an exponent.
+            lines.append("  position map at the end: path-loss exponent \(exponent)")
         }
         if summary.gatewayBeacons > 0 {
             var line = "  gateways' own beacons: \(summary.gatewayBeacons) sightings (links, not tags)"

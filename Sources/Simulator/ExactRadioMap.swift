@@ -42,7 +42,7 @@ public enum ExactRadioMap {
         let radio = RadioModel(venue: venue, using: &radioStream)
         let grid = FloorGrid(venue: venue, reach: 0, cellSide: cellMetres)
         let power = Double(CalibrationWalk.txPower)
-        let hubs =
+        let hubGeometry =
             shadowing == .engineZoneMean
             ? PositionMap.geometricLevels(
                 venue: venue, settings: InferenceSettings(), exponent: exponent, at: (0..<grid.count).map(grid.centre))
@@ -62,7 +62,7 @@ public enum ExactRadioMap {
             case .zoneMean:
                 level = zoneMean(exact: mean(shadowed: true), bare: mean(shadowed: false), grid: grid, venue: venue)
             case .engineZoneMean:
-                let hub = (hubs[gateway.id] ?? []).map { $0.map { $0 + power } }
+                let hub = (hubGeometry[gateway.id] ?? []).map { $0.map { $0 + power } }
                 level = zoneMean(exact: mean(shadowed: true), bare: hub, grid: grid, venue: venue)
             }
             levels[gateway.id.rawValue] = level.map { (($0 ?? -200) * 10).rounded() / 10 }
