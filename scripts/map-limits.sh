@@ -10,8 +10,9 @@
 # walk would teach this hub if it measured each zone's level exactly); and without the shadowing (`none`: the true
 # geometry, gains, antennas and walls alone). BIN-DIR's beacon-hub replays the run with each as the bench replayed the
 # exact map, and beacon-sim scores it. Prints one JSON line per venue (seed; the exponent; accuracy uncalibrated,
-# calibrated by the walk, given each of the three maps and the exact map) and a summary: means and medians of venues,
-# and the median of each venue's differences between the maps, with how many venues are within 2 points.
+# calibrated by the walk, given each of the three maps and the exact map; and the oracle's, from the bench's
+# score-oracle.out, when the bench has it) and a summary: means and medians of venues, and the median of each venue's
+# differences between the maps and to the oracle, with how many venues are within 2 points.
 # Nothing is written into BENCH-DIR: the replays go to a temporary folder, removed.
 #
 #   scripts/map-limits.sh BIN-DIR BENCH-DIR [--jobs 2]
@@ -68,11 +69,14 @@ venue() { # SEED-DIR: one JSON line
 import json, os, sys
 hub = lambda path: json.load(open(path))["hub"]["accuracy"]
 folder, out, exponent = sys.argv[1:4]
-print(json.dumps({"seed": int(os.path.basename(folder).split("-")[1]), "exponent": float(exponent),
-                  "uncalibrated": hub(f"{folder}/score.out"), "calibrated": hub(f"{out}/score-calibrated.json"),
-                  "unshadowedMap": hub(f"{out}/score-none.json"),
-                  "engineZoneMeanMap": hub(f"{out}/score-engine-zone-mean.json"),
-                  "zoneMeanMap": hub(f"{out}/score-zone-mean.json"), "exactMap": hub(f"{folder}/score-exact.out")}))
+row = {"seed": int(os.path.basename(folder).split("-")[1]), "exponent": float(exponent),
+       "uncalibrated": hub(f"{folder}/score.out"), "calibrated": hub(f"{out}/score-calibrated.json"),
+       "unshadowedMap": hub(f"{out}/score-none.json"), "engineZoneMeanMap": hub(f"{out}/score-engine-zone-mean.json"),
+       "zoneMeanMap": hub(f"{out}/score-zone-mean.json"), "exactMap": hub(f"{folder}/score-exact.out")}
+oracle = f"{folder}/score-oracle.out"
+if os.path.exists(oracle) and os.path.getsize(oracle) > 0:
+    row["oracle"] = hub(oracle)
+print(json.dumps(row))
 PY
 }
 export -f venue
@@ -83,13 +87,19 @@ import json, statistics, sys
 rows = [json.loads(line) for line in sys.stdin]
 if not rows:
     sys.exit("map-limits: no venue in the bench folder")
+# The oracle only where every venue has its score: a difference over some of the venues would read as over all.
+oracle = all("oracle" in row for row in rows)
 keys = ("uncalibrated", "calibrated", "unshadowedMap", "engineZoneMeanMap", "zoneMeanMap", "exactMap")
-for key in keys:
+for key in keys + (("oracle",) if oracle else ()):
     values = [100 * row[key] for row in rows]
     print(f"{key}: mean {statistics.mean(values):.1f} %, median {statistics.median(values):.1f} %")
-for key, against in (("calibrated", "exactMap"), ("unshadowedMap", "exactMap"), ("zoneMeanMap", "exactMap"),
-                     ("calibrated", "zoneMeanMap"), ("calibrated", "engineZoneMeanMap"),
-                     ("engineZoneMeanMap", "zoneMeanMap")):
+pairs = [("calibrated", "exactMap"), ("unshadowedMap", "exactMap"), ("zoneMeanMap", "exactMap"),
+         ("calibrated", "zoneMeanMap"), ("calibrated", "engineZoneMeanMap"), ("engineZoneMeanMap", "zoneMeanMap")]
+if oracle:
+    pairs += [(key, "oracle") for key in ("calibrated", "engineZoneMeanMap", "zoneMeanMap", "exactMap")]
+else:
+    print("oracle: not in every venue of the bench (score-oracle.out), so no differences to it")
+for key, against in pairs:
     gaps = [100 * (row[key] - row[against]) for row in rows]
     near = sum(gap >= -2 for gap in gaps)
     print(f"{key} - {against}: median {statistics.median(gaps):+.1f}, mean {statistics.mean(gaps):+.1f} points; "
