@@ -75,6 +75,12 @@ import ZoneInference
         #expect(
             ReplayTool.report(summary).split(separator: "\n").contains(
                 "  position map at the end: path-loss exponent \(exponent)"))
+        // An exponent set by hand is reported as set: scripts read it back (one decimal would give 2.2 or 2.3).
+        var setByHand = summary
+        setByHand.positionExponent = 2.25
+        #expect(
+            ReplayTool.report(setByHand).split(separator: "\n").contains(
+                "  position map at the end: path-loss exponent 2.25"))
     }
 
     @Test func regionsDecodeToCanonicalPrefixes() throws {
