@@ -674,9 +674,64 @@ def gains_section(base, command=None, title="the test set"):
     ])
 
 
-def phone_section(paths, command=None, title="the test set"):
+def map_limits(path):
+    """`scripts/map-limits.sh`'s venues (its JSON lines; the summary lines after them are left out), by seed."""
+    try:
+        with open(path) as file:
+            rows = [json.loads(line) for line in file if line.startswith("{")]
+    except FileNotFoundError:
+        return {}
+    return {row["seed"]: row for row in rows}
+
+
+# scripts/map-limits.sh's maps, best first after the walk's own: (key, what the hub is given).
+LIMIT_MAPS = [("calibrated", "the strolling walk's calibration (replayed)"),
+              ("engineZoneMeanMap", "the hub's geometry with each zone's exact level"),
+              ("zoneMeanMap", "the true geometry with each zone's mean shadowing"),
+              ("unshadowedMap", "the true geometry, no shadowing"),
+              ("exactMap", "the exact map")]
+
+
+def limits_paragraph(limits, walk_rows):
+    """What a walk by zones can reach: the strolling walk's runs replayed with scripts/map-limits.sh's maps, against
+    the oracle and against the walk. `limits` by seed; `walk_rows` the strolling bench's rows."""
+    rows = [limits[r["seed"]] for r in walk_rows if r["seed"] in limits]
+    if not rows or not all("oracle" in row for row in rows):
+        return []
+    bench = {r["seed"]: acc(r.get("calibratedHub")) for r in walk_rows}
+    same = sum(1 for row in rows if bench.get(row["seed"]) is not None
+               and abs(row["calibrated"] - bench[row["seed"]]) < 1e-9)
+
+    def mean(values):
+        return sum(values) / len(values)
+    lines = ["", "**What a walk by zones can reach.** The strolling walk learns one level per zone and gateway. To see"
+             " what that can teach at best, `scripts/map-limits.sh` replays each of its runs with the walk's"
+             " calibration (which gives the hub's path-loss exponent at the end) and with three maps of the run's"
+             " radio (`beacon-sim radio-map --shadowing engine-zone-mean|zone-mean|none`): the hub's own geometry at"
+             " that exponent plus each zone's mean difference of the exact map to it (what this hub would learn from"
+             " a walk that measured each zone's level exactly); the true geometry with each zone's shadowing averaged"
+             " over the zone; and the true geometry without shadowing. The replay of the walk's calibration gives the"
+             f" bench's own figure on {same} of {len(rows)} venues.",
+             "",
+             "| the hub given | venues | mean | median | − oracle (median of venues' differences, points)"
+             " | within 2 points of the oracle | strolling walk − it (points) |",
+             "|---|---|---|---|---|---|---|"]
+    for key, label in LIMIT_MAPS:
+        values = [row[key] for row in rows]
+        gap = median(row[key] - row["oracle"] for row in rows)
+        near = sum(1 for row in rows if row[key] - row["oracle"] >= -0.02)
+        walk = "—" if key == "calibrated" else pts(median(row["calibrated"] - row[key] for row in rows))
+        lines.append(f"| {label} | {len(rows)} | {pct(mean(values))} | {pct(median(values))} | {pts(gap)}"
+                     f" | {near} of {len(rows)} | {walk} |")
+    oracle = [row["oracle"] for row in rows]
+    lines.append(f"| the oracle | {len(rows)} | {pct(mean(oracle))} | {pct(median(oracle))} | — | — | — |")
+    return lines
+
+
+def phone_section(paths, command=None, title="the test set", limits=None):
     """Calibrated from a phone walk (issue 22): `beacon-sim bench --also-calibrated --phone-walk S [--phone-stroll]
-    --json` reports, one per way of walking: [(label, path)]."""
+    --json` reports, one per way of walking: [(label, path)]; `limits`, scripts/map-limits.sh's output on the
+    strolling walk's bench folder, when there is one."""
     walks = [(label, load(path)) for label, path in paths]
     walks = [(label, report, sorted(report["rows"], key=lambda row: row["seed"]))
              for label, report in walks if report and report.get("rows")]
@@ -692,6 +747,12 @@ def phone_section(paths, command=None, title="the test set"):
     for _, _, walk_rows in walks:
         exact.update({r["seed"]: acc(r["exactMapHub"]) for r in walk_rows if r.get("exactMapHub")})
     exact = exact if all(r["seed"] in exact for r in rows) else {}
+
+    # scripts/map-limits.sh on the strolling walk's bench: only when it has every venue of that walk and the oracle.
+    strolling = next((walk_rows for label, _, walk_rows in walks if label == "strolling"), [])
+    limited = map_limits(limits) if limits else {}
+    if not strolling or not all(r["seed"] in limited and "oracle" in limited[r["seed"]] for r in strolling):
+        limited = {}
 
     def mean(values):
         values = [v for v in values if v is not None]
@@ -744,8 +805,12 @@ def phone_section(paths, command=None, title="the test set"):
             references.append((f"the same ({label}) against the oracle without shadowing", "unshadowed"))
         if exact:
             references.append((f"the same ({label}) against the same engine given the exact map", "exact"))
+        if label == "strolling" and limited:
+            references.append((f"the same ({label}) against the same engine given each zone's exact level (what a"
+                               " walk by zones can reach: `scripts/map-limits.sh`)", "engineZoneMeanMap"))
         for target, reference in references:
             gap = median(diff(phone.get(r["seed"]), exact.get(r["seed"]) if reference == "exact"
+                              else limited[r["seed"]][reference] if reference == "engineZoneMeanMap"
                               else acc(r.get(reference))) for r in rows)
             targets.append(target_row(
                 f"{target} (median of venues' differences)", f"{pts(gap)} points", gap is not None and gap >= -0.02,
@@ -783,6 +848,8 @@ def phone_section(paths, command=None, title="the test set"):
                   + "; ".join(
                       f"{label} − exact map {pts(walk_gap(walk_rows))}" for label, _, walk_rows in walks)
                   + " points (what the walk leaves of the map unlearned)."]
+    if limited:
+        lines += limits_paragraph(limited, strolling)
     return "\n".join(lines + targets + [""])
 
 
@@ -883,7 +950,8 @@ def main():
               links_section(os.path.join(root, "links")), gains_section(os.path.join(root, "gains")),
               phone_section([("standing", os.path.join(root, "phone", "bench.json")),
                              ("strolling", os.path.join(root, "phone", "bench-stroll.json")),
-                             ("strolling, points", os.path.join(root, "phone", "bench-stroll-points.json"))])]
+                             ("strolling, points", os.path.join(root, "phone", "bench-stroll-points.json"))],
+                            limits=os.path.join(root, "phone", "map-limits.txt"))]
     print("\n".join(part for part in parts if part is not None).rstrip() + "\n")
 
 

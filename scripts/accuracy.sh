@@ -16,7 +16,8 @@
 # calibrated from a phone walk of --phone-seconds (60) a zone on the first --phone-venues (default 100), standing,
 # strolling (zones tapped) and strolling with a point tapped every 5 s, the strolling runs also replayed with the hub
 # given each run's exact radio map (the limit of any calibration: `beacon-sim bench --exact-map`), about 55 minutes
-# more. --smoke is the quick
+# more, and the strolling runs replayed with the maps a walk by zones could know at best (scripts/map-limits.sh),
+# about 17 minutes more. --smoke is the quick
 # check `make test` runs: two venues, two simulated minutes, one hand-made venue, the flat, one venue's links; the
 # report goes to DIR/accuracy.md and is checked for its tables. Needs python3 and data/recorded (or
 # $BEACONTRACKER_RECORDED_DATA).
@@ -184,6 +185,8 @@ if [ "$phone_venues" -gt 0 ]; then
             exit 1
         }
     done
+    echo "accuracy: what a walk by zones can reach (scripts/map-limits.sh), the strolling walk's $phone_venues venues"
+    scripts/map-limits.sh "$bin" "$out/phone/venues-stroll" >"$out/phone/map-limits.txt"
 fi
 
 echo "accuracy: the recorded flat"
@@ -226,7 +229,9 @@ if [ "$smoke" = 1 ]; then
         '^## Self-calibration from the gateways' '^\| after 1 minute of learning, mean of venues' \
         '^\*\*The fit alone, on 2 venues of the test set' \
         '^## Calibrated from a phone walk' '^\*\*The engine.s own limit\.\*\* ' \
-        '^\| the same \(strolling\) against the same engine given the exact map .* points \|'; do
+        '^\| the same \(strolling\) against the same engine given the exact map .* points \|' \
+        '^\| the same \(strolling\) against the same engine given each zone.s exact level .* points \|' \
+        '^\| the hub.s geometry with each zone.s exact level \| 1 \| [0-9.]+ % \|'; do
         grep -qE "$expected" "$report" || { echo "accuracy: the report lacks /$expected/: $report" >&2; exit 1; }
     done
     # Every figure of the family table is a number: hub, oracle, nominal, baseline, both differences, calibrated.
