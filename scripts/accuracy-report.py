@@ -725,6 +725,13 @@ def limits_paragraph(limits, walk_rows):
                      f" | {near} of {len(rows)} | {walk} |")
     oracle = [row["oracle"] for row in rows]
     lines.append(f"| the oracle | {len(rows)} | {pct(mean(oracle))} | {pct(median(oracle))} | — | — | — |")
+    best = median(row["engineZoneMeanMap"] - row["oracle"] for row in rows)
+    walk = median(row["calibrated"] - row["engineZoneMeanMap"] for row in rows)
+    lines += ["", f"So with each zone's level exactly right this hub is {pts(best)} points from the oracle (median of"
+              f" venues' differences), {'within' if best >= -0.02 else 'not within'} 2 points of it: that is as near as"
+              f" a walk by zones can bring it. The strolling walk is {pts(walk)} points from that limit; the rest of"
+              " its gap to the oracle is the shadowing within the zones, which a walk that says only which zone it is"
+              " in cannot teach, and the engine's own loss with the exact map."]
     return lines
 
 
