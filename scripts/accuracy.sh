@@ -5,9 +5,13 @@
 #
 #   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m]
 #                       [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug]
+#                       [--static-swift-stdlib]
 #
-# Builds release binaries (--debug: uses the debug build instead), simulates into DIR (default .build/accuracy) and
-# writes the report (default docs/accuracy.md). The test set is the first N venues (default 100: all) of seeds
+# Builds release binaries (--debug: uses the debug build instead; --static-swift-stdlib: builds them as `make deb`
+# does, with the Swift runtime linked in, so that `make test` compiles one release build for this and the packages:
+# a release build with the flag and one without each compile every module), simulates into DIR (default
+# .build/accuracy) and writes the report (default docs/accuracy.md). The test set is the first N venues (default
+# 100: all) of seeds
 # 1001..1100. About 15 minutes on two cores plus the build; the gateways' links (scripts/links-accuracy.sh) on the
 # first --links-venues (default 20) of them, 30 simulated minutes scored after --links-learn (30m) of learning from the
 # links (0: the whole run from the start), with a phone walk of --phone-seconds a zone (strolling, zones tapped: the
@@ -37,9 +41,10 @@ phone_seconds=60
 report=
 smoke=0
 configuration=release
+build_flags=()
 shipped="museum store museum-harsh"
 seeds="1 2"
-usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug]"
+usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug] [--static-swift-stdlib]"
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
@@ -52,6 +57,7 @@ while [ $# -gt 0 ]; do
         --phone-seconds) phone_seconds=$2; shift 2 ;;
         --smoke) smoke=1; shift ;;
         --debug) configuration=debug; shift ;;
+        --static-swift-stdlib) build_flags=(--static-swift-stdlib); shift ;;
         *) echo "$usage" >&2; exit 64 ;;
     esac
 done
@@ -73,9 +79,9 @@ rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/links" "$out/
 mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
 
 build_began=$(date +%s)
-swift build -c "$configuration" --product beacon-hub >/dev/null
-swift build -c "$configuration" --product beacon-sim >/dev/null
-bin=$(swift build -c "$configuration" --show-bin-path)
+swift build -c "$configuration" "${build_flags[@]}" --product beacon-hub >/dev/null
+swift build -c "$configuration" "${build_flags[@]}" --product beacon-sim >/dev/null
+bin=$(swift build -c "$configuration" "${build_flags[@]}" --show-bin-path)
 # The commit the binaries were built from (HEAD may move while the run goes on).
 commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources || echo "+changes")"
 began=$(date +%s)
