@@ -303,11 +303,18 @@ extension HubServiceTests {
         for (index, tap) in taps.enumerated() {
             walker.stand(at: tap.x, 4)
             try await driver.click(tap.point ? "#mode-point" : "#mode-zone")
-            // What the countdown says is recorded as it changes: a busy machine may poll after the stay's end.
+            // What the countdown says is recorded as it changes: a busy machine may poll after the stay's end. So is
+            // a stay still highlighted (its zone, spot or list line) once the countdown has ended.
             _ = try await driver.run(
                 """
                 window.told = [];
-                window.teller ??= new MutationObserver(() => window.told.push(document.getElementById('current').textContent));
+                window.lingered ??= [];
+                window.teller ??= new MutationObserver(() => {
+                  const node = document.getElementById('current');
+                  window.told.push(node.textContent);
+                  const shown = document.querySelector('#zones g.zone.current, #marks li.current, #current-layer circle');
+                  if (node.className === 'prompt' && shown) window.lingered.push(shown.outerHTML.slice(0, 80));
+                });
                 window.teller.observe(document.getElementById('current'), { childList: true, subtree: true, characterData: true });
                 """)
             try await driver.click("#plan g.zone[data-zone=\"\(tap.zone)\"] polygon")
@@ -331,6 +338,10 @@ extension HubServiceTests {
             }
         }
 
+        // The countdown and the highlights end together, not a poll apart.
+        let lingered = try await driver.run("return window.lingered")
+        #expect(
+            (lingered as? [Any])?.isEmpty == true, "highlighted after the countdown: \(String(describing: lingered))")
         try await driver.click("#mode-point")
 
         // Recorded: the hub has the five marks, each where it was tapped.
@@ -357,7 +368,11 @@ extension HubServiceTests {
         // Applied: finish stores version 1 and the engine runs with it.
         _ = try await driver.run("document.getElementById('note').value = 'five taps'")
         try await driver.click("#finish")
-        let active = try await driver.poll("return document.getElementById('active').textContent") {
+        // Finishing fits the walk again and checks it by cross-validation: with both cores busy, a debug build once took
+        // longer than the 30 s the other polls wait.
+        let active = try await driver.poll(
+            "return document.getElementById('active').textContent", timeout: .seconds(180)
+        ) {
             ($0 as? String)?.contains("1") == true
         }
         #expect((active as? String)?.contains("cleo") == true, "\(String(describing: active))")

@@ -130,9 +130,11 @@ public struct WebDriver: Sendable {
         return reply["value"]
     }
 
-    /// Runs `script` until `done` accepts its value or 30 s pass; returns the last value.
-    public func poll(_ script: String, until done: (Any?) -> Bool) async throws -> Any? {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+    /// Runs `script` until `done` accepts its value or `timeout` passes; returns the last value.
+    public func poll(
+        _ script: String, timeout: Duration = .seconds(30), until done: (Any?) -> Bool
+    ) async throws -> Any? {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
         var value: Any?
         repeat {
             value = try await run(script)

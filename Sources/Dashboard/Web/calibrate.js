@@ -324,6 +324,9 @@ function renderCurrent() {
     if (node.lastChild.textContent !== what) node.lastChild.textContent = what;
     return;
   }
+  // The stay ran out between polls: its zone, spot and list line stop showing it now, as the countdown does, not at
+  // the next poll up to a second later.
+  if (current) clearCurrent();
   const zones = $("mode-zone").checked;
   const first = zones ? "Tap the zone you are in to start the first stay."
     : "Tap where you stand on the plan to start the first stay.";
@@ -334,6 +337,14 @@ function renderCurrent() {
     node.className = "prompt";
     node.textContent = prompt;
   }
+}
+
+function clearCurrent() {
+  for (const node of document.querySelectorAll("#zones g.zone.current, #marks li.current")) {
+    node.classList.remove("current");
+  }
+  const layer = $("current-layer");
+  if (layer && layer.firstChild) layer.replaceChildren();
 }
 
 async function postMark(body) {
