@@ -11,8 +11,8 @@
 # does, with the Swift runtime linked in, so that `make test` compiles one release build for this and the packages:
 # a release build with the flag and one without each compile every module), simulates into DIR (default
 # .build/accuracy) and writes the report (default docs/accuracy.md). The test set is the first N venues (default
-# 100: all) of seeds
-# 1001..1100. About 15 minutes on two cores plus the build; the gateways' links (scripts/links-accuracy.sh) on the
+# 100: all) of seeds 1001..1100. About 15 minutes on two cores plus the build; the gateways' links
+# (scripts/links-accuracy.sh) on the
 # first --links-venues (default 20) of them, 30 simulated minutes scored after --links-learn (30m) of learning from the
 # links (0: the whole run from the start), with a phone walk of --phone-seconds a zone (strolling, zones tapped: the
 # calibration page's default) replayed with the links off and on (unless --phone-venues 0), about 55 minutes more,
