@@ -41,7 +41,7 @@ phone_seconds=60
 report=
 smoke=0
 configuration=release
-build_flags=()
+static=()
 shipped="museum store museum-harsh"
 seeds="1 2"
 usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug] [--static-swift-stdlib]"
@@ -57,7 +57,7 @@ while [ $# -gt 0 ]; do
         --phone-seconds) phone_seconds=$2; shift 2 ;;
         --smoke) smoke=1; shift ;;
         --debug) configuration=debug; shift ;;
-        --static-swift-stdlib) build_flags=(--static-swift-stdlib); shift ;;
+        --static-swift-stdlib) static=(--static-swift-stdlib); shift ;;
         *) echo "$usage" >&2; exit 64 ;;
     esac
 done
@@ -79,9 +79,10 @@ rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/links" "$out/
 mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
 
 build_began=$(date +%s)
-swift build -c "$configuration" "${build_flags[@]}" --product beacon-hub >/dev/null
-swift build -c "$configuration" "${build_flags[@]}" --product beacon-sim >/dev/null
-bin=$(swift build -c "$configuration" "${build_flags[@]}" --show-bin-path)
+build=(swift build -c "$configuration" "${static[@]}")
+"${build[@]}" --product beacon-hub >/dev/null
+"${build[@]}" --product beacon-sim >/dev/null
+bin=$("${build[@]}" --show-bin-path)
 # The commit the binaries were built from (HEAD may move while the run goes on).
 commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources || echo "+changes")"
 began=$(date +%s)
