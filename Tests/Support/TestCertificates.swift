@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A throw-away PKI made with the openssl command line: a CA, a server certificate for 127.0.0.1 and localhost, a
 /// client certificate, and an unrelated second CA that must not be trusted.
@@ -12,7 +13,34 @@ public struct TestCertificates: Sendable {
     /// A CA that signed nothing here: trusting only it must fail the TLS handshake.
     public let otherCAFile: URL
 
+    /// The PKI in `directory`: copies of the one this test process made the first time it was asked for.
+    ///
+    /// Made once, not once a broker: its six openssl runs (four new RSA keys) are synchronous, and with a TLS broker
+    /// starting in several tests at once they held the threads of the cooperative pool — two on two cores — for
+    /// seconds under load, while the live tests beside them waited to be scheduled.
     public static func make(in directory: URL) throws -> TestCertificates {
+        let original = try shared.withLock { made in
+            if let made { return made }
+            let fresh = try generate(in: URL(fileURLWithPath: sharedDirectory))
+            atexit { try? FileManager.default.removeItem(atPath: sharedDirectory) }
+            made = fresh
+            return fresh
+        }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func copy(_ file: URL) throws -> URL {
+            let copied = directory.appendingPathComponent(file.lastPathComponent)
+            try FileManager.default.copyItem(at: file, to: copied)
+            return copied
+        }
+        return TestCertificates(
+            directory: directory, caFile: try copy(original.caFile), serverCert: try copy(original.serverCert),
+            serverKey: try copy(original.serverKey), clientCert: try copy(original.clientCert),
+            clientKey: try copy(original.clientKey), otherCAFile: try copy(original.otherCAFile))
+    }
+
+    private static let shared = Mutex<TestCertificates?>(nil)
+
+    private static func generate(in directory: URL) throws -> TestCertificates {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
         func openssl(_ arguments: [String]) throws { try MosquittoBroker.runTool("/usr/bin/openssl", arguments) }
@@ -45,3 +73,8 @@ public struct TestCertificates: Sendable {
             otherCAFile: URL(fileURLWithPath: path("other-ca.pem")))
     }
 }
+
+/// Where this test process keeps the PKI it copies (a global: `atexit` takes a C function, which captures nothing).
+private let sharedDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "beacontracker-test-pki-\(getpid())"
+).path
