@@ -91,7 +91,7 @@ import Testing
         let sightings = MessageCollector(try await observer.subscribe(to: topics.allSightings))
         let statuses = MessageCollector(try await observer.subscribe(to: topics.hubStatus))
         let hub = try Programs.Running("beacon-hub", ["run", "--config", config])
-        let online = await statuses.first(within: .seconds(30)) {
+        let online = await statuses.first(within: .seconds(120)) {
             (try? ContractCoding.decode(HubStatus.self, from: $0.payload))?.state == .online
         }
         #expect(online != nil, "the hub (user hub-1) never came online: \(hub.text.suffix(2000))")
@@ -121,14 +121,14 @@ import Testing
         try await gateway.publish(try batch(entrance, 1), to: topics.sightings(entrance))
 
         // The good batch is acknowledged; the gateway reads that acknowledgement and nothing else.
-        let ack = await seen.first(within: .seconds(20)) { $0.topic == topics.acknowledgement(entrance) }
+        let ack = await seen.first(within: .seconds(60)) { $0.topic == topics.acknowledgement(entrance) }
         #expect(ack != nil, "no acknowledgement: \(hub.text.suffix(2000))")
         try await Task.sleep(for: .seconds(2))
         #expect(Set(seen.messages.map(\.topic)) == [topics.acknowledgement(entrance)])
         #expect(!sightings.messages.contains { $0.topic == topics.sightings(egypt) }, "published as gw-egypt")
 
         // The hub counted each refusal, and its database holds only the good batch.
-        let counted = await statuses.first(within: .seconds(10)) { message in
+        let counted = await statuses.first(within: .seconds(30)) { message in
             let rejected = (try? ContractCoding.decode(HubStatus.self, from: message.payload))?.ingest?.rejected ?? [:]
             return rejected["malformed"] != nil && rejected["too-large"] != nil && rejected["gateway-mismatch"] != nil
         }
@@ -185,7 +185,7 @@ import Testing
         try await alerts.publish(Array("forged".utf8), to: topics.events(.exit))
         try await gateway.publish(Array("a batch".utf8), to: topics.sightings(GatewayID(unchecked: "gw-entrance")))
         try await hub.publish(Array("real".utf8), to: topics.events(.enter))
-        let event = await received.first(within: .seconds(10)) { $0.topic == topics.events(.enter) }
+        let event = await received.first(within: .seconds(30)) { $0.topic == topics.events(.enter) }
         #expect(event?.text == "real")
         try await Task.sleep(for: .seconds(1))
         #expect(received.messages.map(\.topic) == [topics.events(.enter)], "alerts read only events")
@@ -253,11 +253,11 @@ extension BrokerSecurityTests {
         let agent = try Programs.Running(
             "beacon-agent",
             ["replay", path("capture.btsnoop"), "--config", path("agent.yaml"), "--speed", "0", "--drain-timeout", "5"])
-        let batch = await received.first(within: .seconds(20)) { $0.topic.hasSuffix("/sightings") }
+        let batch = await received.first(within: .seconds(60)) { $0.topic.hasSuffix("/sightings") }
         let sent = try #require(batch, "no batch from the provisioned agent: \(agent.text.suffix(1500))")
         let decoded = try ContractCoding.decode(SightingBatch.self, from: sent.payload)
         #expect(decoded.gateway == "gw-entrance" && !decoded.sightings.isEmpty)
-        #expect(await received.first(within: .seconds(10)) { $0.topic.hasSuffix("/status") } != nil)
+        #expect(await received.first(within: .seconds(30)) { $0.topic.hasSuffix("/status") } != nil)
         _ = await agent.waitForExit(timeout: .seconds(30))
         #expect(agent.text.contains("MQTT connected"), "\(agent.text.suffix(1500))")
 
