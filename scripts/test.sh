@@ -57,9 +57,9 @@ trap 'rm -f "$log"' EXIT
 # Measured with a probe that timed how long a new task waited for a pool thread, the live round under two busy-loops:
 # waits of up to 16.6 s, six over a second, and 361 s for the round, while HubCoreTests, TagHealthCoreTests and
 # HubPersistenceTests (engines built on the pool) ran in it; CI's run of stop 63 failed four webhook, Home Assistant
-# and outbox tests so. With them moved: one wait of 17.4 s at the round's start (a stack dump: one pool thread making
-# the test PKI's RSA keys, the other waiting for them; now P-256 keys, see Tests/Support/TestCertificates.swift) and
-# 82 s for the round; with P-256 too, beside a release build, waits of 6.1 and 1.6 s and 79 s for the round.
+# and outbox tests so. With them moved: one wait of 17.4 s at the round's start (a stack dump there in a later run: one
+# pool thread making the test PKI's RSA keys, the other waiting; now P-256 keys: Tests/Support/TestCertificates.swift)
+# and 82 s for the round; with P-256 too, beside a release build, waits of 6.1 and 1.6 s and 79 s for the round.
 # A third round: the live museum (HubServiceTests: the simulator's nine agents and the hub as programs, the hub and
 # broker killed again and again) loads both cores for minutes, and timed expectations of the small live suites beside
 # it failed (a 0.5 s publish bound measured 3.1 s).

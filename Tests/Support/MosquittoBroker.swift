@@ -74,7 +74,7 @@ public final class MosquittoBroker: @unchecked Sendable {
         let production = options.productionConfig != nil
         tlsPort = production ? try FreePort.find() : nil
         certificates =
-            options.tls || production ? try TestCertificates.make(in: directory.appendingPathComponent("tls")) : nil
+            options.tls || production ? try TestCertificates.shared() : nil
         if let shipped = options.productionConfig {
             try writeProductionConfiguration(shipped)
         } else {

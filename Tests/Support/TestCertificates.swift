@@ -13,33 +13,24 @@ public struct TestCertificates: Sendable {
     /// A CA that signed nothing here: trusting only it must fail the TLS handshake.
     public let otherCAFile: URL
 
-    /// The PKI in `directory`: copies of the one this test process made the first time it was asked for.
+    /// This test process's PKI, made the first time it is asked for and removed when the process exits. Nothing
+    /// writes to its files, so every broker of the process reads the same ones.
     ///
     /// Made once, not once a broker, and with P-256 keys: its six openssl runs are synchronous, and with a TLS broker
     /// starting in several tests at once they held the threads of the cooperative pool — two on two cores — while the
     /// live tests beside them waited to be scheduled. A stack dump at the live round's start under load showed one
     /// thread making the PKI and the other waiting for it. Four RSA-2048 keys took 4.1 s there; four P-256 keys 0.13 s.
-    public static func make(in directory: URL) throws -> TestCertificates {
-        let original = try shared.withLock { made in
+    public static func shared() throws -> TestCertificates {
+        try made.withLock { made in
             if let made { return made }
             let fresh = try generate(in: URL(fileURLWithPath: sharedDirectory))
             atexit { try? FileManager.default.removeItem(atPath: sharedDirectory) }
             made = fresh
             return fresh
         }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        func copy(_ file: URL) throws -> URL {
-            let copied = directory.appendingPathComponent(file.lastPathComponent)
-            try FileManager.default.copyItem(at: file, to: copied)
-            return copied
-        }
-        return TestCertificates(
-            directory: directory, caFile: try copy(original.caFile), serverCert: try copy(original.serverCert),
-            serverKey: try copy(original.serverKey), clientCert: try copy(original.clientCert),
-            clientKey: try copy(original.clientKey), otherCAFile: try copy(original.otherCAFile))
     }
 
-    private static let shared = Mutex<TestCertificates?>(nil)
+    private static let made = Mutex<TestCertificates?>(nil)
 
     private static func generate(in directory: URL) throws -> TestCertificates {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -75,7 +66,7 @@ public struct TestCertificates: Sendable {
     }
 }
 
-/// Where this test process keeps the PKI it copies (a global: `atexit` takes a C function, which captures nothing).
+/// Where this test process keeps its PKI (a global: `atexit` takes a C function, which captures nothing).
 private let sharedDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
     "beacontracker-test-pki-\(getpid())"
 ).path
