@@ -4,12 +4,16 @@ import Foundation
     import Glibc
 #endif
 
-/// A child process for tests, started with `posix_spawn`: an empty signal mask, and its standard output and error
-/// appended to a file that the child itself opens by path.
+/// A child process for tests, started with `posix_spawn`: an empty signal mask, its standard output and error
+/// appended to a file that the child itself opens by path, and no other descriptor of the test process.
 ///
 /// Foundation's `Process` fits tests badly in two ways. Started from a Swift concurrency thread it hands the child that
 /// thread's signal mask, in which SIGTERM is blocked (mosquitto then ignores a graceful stop). And with tests running
 /// in parallel, its pipes can end up in the wrong child, mixing one program's output into another's.
+///
+/// The child closes every descriptor above standard error: a broker started while another test held a pipe open kept
+/// that pipe's write end for its whole life, and the test reading the pipe to its end waited for ever (a live round
+/// hung so, with `openssl` long exited).
 public final class ChildProcess: @unchecked Sendable {
     // @unchecked: `exitStatus` is only touched under `lock`.
     public let pid: pid_t
@@ -43,6 +47,7 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        closeInheritedDescriptors(&actions)
 
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -50,6 +55,20 @@ public final class ChildProcess: @unchecked Sendable {
         let rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
         guard rc == 0 else { throw BrokerError("cannot start \(path): \(String(cString: strerror(rc)))") }
         return ChildProcess(pid: pid, outputPath: output)
+    }
+
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34) does not import into Swift, so it is looked up; without
+    /// it, each descriptor open now is closed by number.
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
+            return
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap(Int32.init) where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
     }
 
     /// Reaps the child when it has exited.
@@ -66,6 +85,19 @@ public final class ChildProcess: @unchecked Sendable {
         let signal = raw & 0x7F
         exitStatus = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
         return exitStatus
+    }
+
+    /// Blocks the calling thread until the child exits; returns its status as `status` does. For short tools only,
+    /// and off the cooperative pool where a test can.
+    public func waitForExit() -> Int32 {
+        lock.withLock {
+            if let exitStatus { return exitStatus }
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
+            let signal = raw & 0x7F
+            exitStatus = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
+            return exitStatus ?? 0
+        }
     }
 
     /// Sends `signal`.

@@ -260,20 +260,14 @@ public final class MosquittoBroker: @unchecked Sendable {
         return url
     }
 
-    /// Runs a command-line tool to completion; throws with its output when it fails.
+    /// Runs a command-line tool to completion; throws with its output when it fails. The output goes to a file, not a
+    /// pipe: a pipe read to its end waits as long as any other child holds its write end.
     static func runTool(_ path: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BrokerError(
-                "\(path) \(arguments.joined(separator: " ")) failed: \(String(decoding: output, as: UTF8.self))")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("tool-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let child = try ChildProcess.spawn(path, arguments, output: output)
+        guard child.waitForExit() == 0 else {
+            throw BrokerError("\(path) \(arguments.joined(separator: " ")) failed: \(child.output)")
         }
     }
 }
