@@ -8,6 +8,13 @@ let warningsAsErrors = ProcessInfo.processInfo.environment["BEACONTRACKER_WERROR
 let swiftSettings: [SwiftSetting] =
     [.swiftLanguageMode(.v6)] + (warningsAsErrors ? [.unsafeFlags(["-warnings-as-errors"])] : [])
 let cSettings: [CSetting] = warningsAsErrors ? [.unsafeFlags(["-Werror", "-Wall"])] : []
+/// The targets that compute (the model's geometry, the zone engine, the simulator) are optimized in debug builds too:
+/// unoptimized, one test of thirty simulated museum minutes took 239 s, and the tests and the debug programs the
+/// end-to-end tests run spent most of CI's time there. BEACONTRACKER_ONONE=1 builds them unoptimized, for a debugger.
+let computeSettings: [SwiftSetting] =
+    swiftSettings
+    + (ProcessInfo.processInfo.environment["BEACONTRACKER_ONONE"] == "1"
+        ? [] : [.unsafeFlags(["-O"], .when(configuration: .debug))])
 
 let package = Package(
     name: "BeaconTracker",
@@ -73,16 +80,16 @@ let package = Package(
         .target(name: "CBenchParse", cSettings: cSettings),
 
         // Domain types and the MQTT contract's payloads: no dependencies.
-        .target(name: "BeaconModel", swiftSettings: swiftSettings),
+        .target(name: "BeaconModel", swiftSettings: computeSettings),
 
         // Pure decoding: AD structures, beacon frames, HCI advertising reports, btsnoop captures.
         .target(name: "BeaconDecoding", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
 
         // The zone engine: RSSI filters, HMM zone inference, calibration profiles (pure; clock passed in).
-        .target(name: "ZoneInference", dependencies: ["BeaconModel"], swiftSettings: swiftSettings),
+        .target(name: "ZoneInference", dependencies: ["BeaconModel"], swiftSettings: computeSettings),
 
         // The venue simulator: radio model, movement, ground truth, scoring (pure; clock and seed passed in).
-        .target(name: "Simulator", dependencies: ["BeaconModel", "ZoneInference"], swiftSettings: swiftSettings),
+        .target(name: "Simulator", dependencies: ["BeaconModel", "ZoneInference"], swiftSettings: computeSettings),
 
         // Wiring: the simulator playing its gateways live through the agent's own path (beacon-sim run --mqtt).
         .target(
