@@ -67,11 +67,28 @@ trap 'rm -f "$log"' EXIT
 # it failed (a 0.5 s publish bound measured 3.1 s).
 live='IntegrationsTests|InputQueueTests|BeaconMQTTTests|BeaconStoreTests|DashboardTests|EndToEndTests|BLEScannerTests'
 museum='HubServiceTests'
+# Each round's output is line-buffered (stdbuf; block-buffered through the pipe, a stalled log showed nothing of the
+# last minutes), and each round has a limit, far above its usual time: a round that hangs is stopped and the tests it
+# had started and not finished are named, instead of the run ending at CI's 90 minutes with no clue.
+round() { # LIMIT-SECONDS SWIFT-TEST-ARGUMENTS...
+  local limit=$1
+  shift
+  local rc=0
+  timeout --signal=INT --kill-after=60 "$limit" \
+    stdbuf -oL -eL swift test --skip-build --parallel --num-workers 2 "$@" 2>&1 || rc=$?
+  if [ "$rc" -eq 124 ]; then echo "test: a round ran past its limit of $limit s and was stopped"; fi
+  return "$rc"
+}
 status=0
-{ swift test --skip-build --parallel --num-workers 2 --skip "$live" 2>&1 &&
-  swift test --skip-build --parallel --num-workers 2 --filter "$live" --skip "$museum" 2>&1 &&
-  swift test --skip-build --parallel --num-workers 2 --filter "$museum" 2>&1; } | tee "$log" || status=$?
+{ round 1800 --skip "$live" && round 600 --filter "$live" --skip "$museum" && round 2400 --filter "$museum"; } |
+  tee "$log" || status=$?
 step_done "Swift tests"
+if grep -q "ran past its limit" "$log"; then
+  echo "test: started and not finished when the round was stopped:" >&2
+  grep -aoE "Test [A-Za-z0-9_]+\([^)]*\)( with [0-9]+ test cases)? (started|passed|failed)" "$log" |
+    sed -E 's/ with [0-9]+ test cases//' |
+    awk '{ state = $NF; $NF = ""; if (state == "started") open[$0] = 1; else delete open[$0] } END { for (t in open) print "  " t }' >&2
+fi
 # The packages: built (release, Swift runtime linked in), installed into a clean Debian 12 root, removed.
 if [ "$status" -eq 0 ]; then
   echo "test: packaging (scripts/deb-test.sh)"

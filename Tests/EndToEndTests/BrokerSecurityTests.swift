@@ -206,8 +206,11 @@ extension BrokerSecurityTests {
         func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
         func bash(_ arguments: [String]) async throws -> (status: Int32, output: String) {
             let child = try ChildProcess.spawn("/bin/bash", arguments, output: path("bash-\(UUID()).log"))
-            while child.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-            return (child.status ?? -1, child.output)
+            guard let status = try await child.exit(within: .seconds(180)) else {
+                child.signal(SIGKILL)
+                return (-1, "still running after 180 s, killed: \(child.output)")
+            }
+            return (status, child.output)
         }
         let script = Self.root.appendingPathComponent("scripts/provision-gateway.sh").path
         let provision = [

@@ -115,7 +115,8 @@ public struct WebDriver: Sendable {
         }
         if process.isRunning {
             Glibc.kill(process.processIdentifier, SIGKILL)
-            while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+            let killed = ContinuousClock.now.advanced(by: .seconds(30))
+            while process.isRunning && ContinuousClock.now < killed { try? await Task.sleep(for: .milliseconds(20)) }
         }
         try? FileManager.default.removeItem(at: directory)
     }
