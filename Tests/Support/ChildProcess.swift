@@ -77,10 +77,10 @@ public final class ChildProcess: @unchecked Sendable {
     /// The exit status (128 + signal when killed), or nil while running.
     public var status: Int32? { lock.withLock { poll() } }
 
-    private func poll() -> Int32? {
+    private func poll(blocking: Bool = false) -> Int32? {
         if let exitStatus { return exitStatus }
         var raw: Int32 = 0
-        guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
+        guard waitpid(pid, &raw, blocking ? 0 : WNOHANG) == pid else { return nil }
         // WIFEXITED / WEXITSTATUS / WTERMSIG spelled out: the macros do not import into Swift.
         let signal = raw & 0x7F
         exitStatus = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
@@ -91,12 +91,11 @@ public final class ChildProcess: @unchecked Sendable {
     /// and off the cooperative pool where a test can.
     public func waitForExit() -> Int32 {
         lock.withLock {
-            if let exitStatus { return exitStatus }
-            var raw: Int32 = 0
-            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
-            let signal = raw & 0x7F
-            exitStatus = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
-            return exitStatus ?? 0
+            while true {
+                if let status = poll(blocking: true) { return status }
+                // Only an interrupted wait returns early; any other failure means the child is not ours to wait for.
+                guard errno == EINTR else { return -1 }
+            }
         }
     }
 
