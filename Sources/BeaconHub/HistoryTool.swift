@@ -267,7 +267,7 @@ extension HistoryTool {
     }
 
     /// Rows under named columns, printed aligned, as CSV (RFC 4180) or as a JSON array of objects (times as unix
-    /// seconds, lists as arrays).
+    /// seconds, numbers at full precision as the API gives them, lists as arrays).
     struct Table {
         var columns: [String]
         var rows: [[Cell]] = []
@@ -318,7 +318,8 @@ extension HistoryTool {
             switch cell {
             case .text(let text): jsonString(text)
             case .time(let t): t.map { String(format: "%.3f", $0) } ?? "null"
-            case .number(let value, let decimals): value.map { String(format: "%.\(decimals)f", $0) } ?? "null"
+            // Full precision, as the API gives it: rounding is for people reading a table.
+            case .number(let value, _): value.map { "\($0)" } ?? "null"
             case .integer(let value): "\(value)"
             case .bool(let value): value ? "true" : "false"
             case .list(let items), .route(let items): "[" + items.map(jsonString).joined(separator: ",") + "]"

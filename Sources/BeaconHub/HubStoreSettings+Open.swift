@@ -19,7 +19,8 @@ extension HubStoreSettings {
     }
 
     /// Opens the history for queries: `sites` are the sites read (`nil`: every site in the database; a SQLite file
-    /// holds one site, whichever is asked).
+    /// holds one site, whichever is asked). A PostgreSQL history opened so never changes the schema (a role that may
+    /// only read, `pg_read_all_data`, can use it); a missing, older or newer schema is an error saying so.
     public func openForReading(
         site: String, sites: [String]?, logger: Logger = Logger(label: "beacontracker.history")
     ) throws -> any HistoryStore {
@@ -29,7 +30,7 @@ extension HubStoreSettings {
         case .postgres:
             return try PostgresHistory(
                 endpoint: try postgresEndpoint(), site: site, readSites: sites, tripGapSeconds: tripGapSeconds,
-                logger: logger)
+                migrates: false, logger: logger)
         }
     }
 

@@ -146,6 +146,49 @@ extension PostgresHistory {
             }
         }
 
+        /// Checks, on a connection of its own and without writing, that the database holds exactly the migrations
+        /// this build knows: what a reader (`migrates: false`) does instead of `migrate`, so that a role that may
+        /// only read can query.
+        func checkSchema() async throws {
+            let connection = try await connect()
+            defer { Task { try? await connection.close() } }
+            var applied: Set<String> = []
+            do {
+                var exists = false
+                for try await value in try await connection.query(
+                    "SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger
+                ).decode(Bool.self) { exists = value }
+                guard exists else {
+                    throw StoreError(
+                        .cannotOpen,
+                        "\(location) holds no BeaconTracker history (no schema_migrations table): start the hub that "
+                            + "writes it once (it creates the schema), or check that store.postgres.url names its "
+                            + "database")
+                }
+                for try await identifier in try await connection.query(
+                    "SELECT identifier FROM schema_migrations", logger: logger
+                ).decode(String.self) { applied.insert(identifier) }
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw StoreError(postgres: error, location: location)
+            }
+            let known = PostgresSchema.migrations.map(\.identifier)
+            if let unknown = applied.subtracting(known).sorted().first {
+                throw StoreError(
+                    .newerSchema,
+                    "\(location) has migration \(unknown), which this beacon-hub does not know: a newer hub wrote "
+                        + "it; upgrade this beacon-hub")
+            }
+            if let missing = known.first(where: { !applied.contains($0) }) {
+                throw StoreError(
+                    .olderSchema,
+                    "\(location) lacks migration \(missing) of this beacon-hub: its schema is older. The hub that "
+                        + "writes it applies the migration when it starts with this version; until then read it with "
+                        + "the version that wrote it")
+            }
+        }
+
         /// Creates the partitions holding `times` that are not known to exist, each in a short transaction of its own
         /// under an advisory lock (hubs of several sites create the same month's partition).
         func ensurePartitions(covering times: [Double]) async throws {

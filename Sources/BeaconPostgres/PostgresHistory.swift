@@ -11,6 +11,9 @@ import Synchronization
 /// Writes go through one connection per hub (`Writer`), which holds the site's **writer lock**, a session advisory
 /// lock: only one hub writes a site at a time, whatever the broker says, and a hub that dies (or loses the database)
 /// loses the lock with its connection. Queries go through a small pool and read `readSites` (every site when `nil`).
+///
+/// A history opened with `migrates: false` (queries, `beacon-hub serve`) never changes the schema: it checks that the
+/// database holds this build's migrations, so a role with only `pg_read_all_data` can read it.
 public final class PostgresHistory: HistoryStore {
     public let endpoint: Endpoint
     /// The site this process writes (its acknowledgements, visits and events go under it).
@@ -18,18 +21,21 @@ public final class PostgresHistory: HistoryStore {
     /// The sites queries read; `nil`: every site in the database.
     public let readSites: [String]?
     public let tripGapSeconds: Double
+    /// Whether the first operation applies missing migrations (a writing hub), or only checks the schema (a reader).
+    public let migrates: Bool
     public var location: String { endpoint.description }
     let writer: Writer
     let pool: Pool
     var client: PostgresClient { pool.client }
     let logger: Logger
 
-    /// Connects lazily: nothing is sent to the server before the first operation.
+    /// Connects lazily: nothing is sent to the server before the first operation. `migrates: false` for a reader.
     public init(
         endpoint: Endpoint, site: String, readSites: [String]? = nil, tripGapSeconds: Double = 600,
-        logger: Logger = Logger(label: "beacontracker.postgres")
+        migrates: Bool = true, logger: Logger = Logger(label: "beacontracker.postgres")
     ) throws(StoreError) {
         self.endpoint = endpoint
+        self.migrates = migrates
         self.site = site
         self.readSites = readSites
         self.tripGapSeconds = tripGapSeconds
@@ -54,6 +60,7 @@ public final class PostgresHistory: HistoryStore {
         site = other.site
         self.readSites = readSites
         tripGapSeconds = other.tripGapSeconds
+        migrates = other.migrates
         logger = other.logger
         pool = other.pool
         writer = other.writer
@@ -79,7 +86,7 @@ public final class PostgresHistory: HistoryStore {
     final class Pool: Sendable {
         let client: PostgresClient
         let runTask: Mutex<Task<Void, Never>?>
-        /// The migrations, checked (and applied) once per process.
+        /// The migrations, checked (and, by a writer, applied) once per process.
         let schemaReady = Mutex<Task<Void, any Error>?>(nil)
 
         init(_ client: PostgresClient) {
@@ -169,12 +176,14 @@ public final class PostgresHistory: HistoryStore {
         }
     }
 
-    /// Applies the migrations this build knows and the database lacks, once per process (`PostgresSchema`).
+    /// Applies the migrations this build knows and the database lacks (a reader only checks that none lacks), once
+    /// per process (`PostgresSchema`).
     func ensureSchema() async throws {
         let task = pool.schemaReady.withLock { task -> Task<Void, any Error> in
             if let task { return task }
             let writer = self.writer
-            let made = Task { try await writer.migrate() }
+            let migrates = self.migrates
+            let made = Task { try await migrates ? writer.migrate() : writer.checkSchema() }
             task = made
             return made
         }

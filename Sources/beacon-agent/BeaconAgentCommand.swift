@@ -71,7 +71,7 @@ func runAgent(
             configuration: try AgentConfiguration.load(from: config), configFile: config, source: source,
             stopWhenDrained: stopWhenDrained, logger: logger)
     } catch {
-        print("error: \(error)")
+        printError("\(error)")
         throw ExitCode(78)
     }
     let group = ServiceGroup(
@@ -127,7 +127,7 @@ struct Replay: AsyncParsableCommand {
         if dryRun {
             let configuration = try config.map { path throws -> AgentConfiguration in
                 do { return try AgentConfiguration.load(from: path) } catch {
-                    print("error: \(error)")
+                    printError("\(error)")
                     throw ExitCode(78)
                 }
             }
@@ -142,7 +142,7 @@ struct Replay: AsyncParsableCommand {
                             + "\(counters.notBeacons) not beacons, \(counters.outsideRegions) outside regions, "
                             + "\(malformed) malformed events\n").utf8))
             } catch {
-                print("error: \(error)")
+                printError("\(error)")
                 throw ExitCode(66)
             }
             return
@@ -180,4 +180,9 @@ struct Decode: ParsableCommand {
         for line in lines { print(line) }
         if malformed { throw ExitCode(65) }
     }
+}
+
+/// Writes `error: MESSAGE` to standard error: standard output carries only what a command produces.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data(("error: " + message + "\n").utf8))
 }

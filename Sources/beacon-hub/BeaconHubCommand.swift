@@ -110,14 +110,14 @@ struct BeaconHubCommand: AsyncParsableCommand {
                 mqtt.clientID = "watch-\(configuration.hub)-\(UUID().uuidString.prefix(8))"
                 client = try MQTTClient(configuration: mqtt, logger: Logger(label: "beacontracker.watch"))
             } catch {
-                print("error: \(error)")
+                printError("\(error)")
                 throw ExitCode(78)
             }
             let topics = configuration.mqtt.topics(site: configuration.site)
             do {
                 try await client.connect()
             } catch {
-                print("error: \(error)")
+                printError("\(error)")
                 throw ExitCode(69)
             }
             await withTaskGroup(of: Void.self) { group in
@@ -197,7 +197,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
                         store: store, pseudonyms: pseudonyms, rawSightings: settings?.rawSightings ?? false)
                 }
             } catch {
-                print("error: \(error)")
+                printError("\(error)")
                 throw ExitCode(78)
             }
             defer { try? history?.store.close() }
@@ -212,7 +212,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
                     FileHandle.standardError.write(Data(ReplayTool.progressLine(share: share, t: t).utf8))
                 }
             } catch {
-                print("error: \(error.localizedDescription)")
+                printError("\(error.localizedDescription)")
                 throw ExitCode(66)
             }
             if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
@@ -252,8 +252,8 @@ struct BeaconHubCommand: AsyncParsableCommand {
             var selection = TagsTool.Selection(batteryBelow: batteryBelow)
             if let missingFor {
                 guard let seconds = TagsTool.parseDuration(missingFor) else {
-                    print(
-                        "error: --missing-for takes seconds or a duration such as 24h, 1d12h or 90m, not \(missingFor)")
+                    printError(
+                        "--missing-for takes seconds or a duration such as 24h, 1d12h or 90m, not \(missingFor)")
                     throw ExitCode(64)
                 }
                 selection.missingFor = seconds
@@ -269,8 +269,9 @@ struct BeaconHubCommand: AsyncParsableCommand {
                     tokenPath = tokenPath ?? configuration.http?.tokenFile
                 } catch {
                     guard live != nil else {
-                        print("error: \(error)")
-                        print("(or give the hub's address with --live URL, and --token-file if it has a token)")
+                        printError("\(error)")
+                        let hint = "(or give the hub's address with --live URL, and --token-file if it has a token)\n"
+                        FileHandle.standardError.write(Data(hint.utf8))
                         throw ExitCode(78)
                     }
                     FileHandle.standardError.write(
@@ -278,8 +279,8 @@ struct BeaconHubCommand: AsyncParsableCommand {
                 }
             }
             guard let url else {
-                print(
-                    "error: \(config) gives no address of the dashboard (no http: section, or port 0, chosen at start): "
+                printError(
+                    "\(config) gives no address of the dashboard (no http: section, or port 0, chosen at start): "
                         + "give the hub's address with --live URL")
                 throw ExitCode(64)
             }
@@ -299,10 +300,10 @@ struct BeaconHubCommand: AsyncParsableCommand {
             }
             print(try await request(token))
         } catch let error as LiveCalibrateTool.Failure {
-            print("error: \(error)")
+            printError("\(error)")
             throw ExitCode(error.usage ? 64 : error.code == nil ? 69 : 65)
         } catch {
-            print("error: \(error)")
+            printError("\(error)")
             throw ExitCode(65)
         }
     }
@@ -386,7 +387,7 @@ struct BeaconHubCommand: AsyncParsableCommand {
                 return
             }
             guard let config, let plan, let out else {
-                print("error: from a recording, give --config, --plan and --out (or --live URL ACTION for a live walk)")
+                printError("from a recording, give --config, --plan and --out (or --live URL ACTION for a live walk)")
                 throw ExitCode(64)
             }
             do {
@@ -395,18 +396,18 @@ struct BeaconHubCommand: AsyncParsableCommand {
                     configuration: configuration, inputPath: input, planPath: plan, outputPath: out, taps: taps)
                 print(result.report)
             } catch let error as ConfigError {
-                print("error: \(error)")
+                printError("\(error)")
                 throw ExitCode(78)
             } catch {
-                print("error: \(error)")
+                printError("\(error)")
                 throw ExitCode(65)
             }
         }
 
         func runLive(_ url: String) async throws {
             guard let action = LiveCalibrateTool.Action(rawValue: input) else {
-                print(
-                    "error: with --live the action is one of "
+                printError(
+                    "with --live the action is one of "
                         + LiveCalibrateTool.Action.allCases.map(\.rawValue).joined(separator: ", ") + ", not \(input)")
                 throw ExitCode(64)
             }
@@ -429,6 +430,12 @@ struct BeaconHubCommand: AsyncParsableCommand {
     }
 }
 
+/// Writes `error: MESSAGE` to standard error: standard output carries only what a command produces (a report, JSON,
+/// CSV), so that a consumer never reads an error as data.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data(("error: " + message + "\n").utf8))
+}
+
 /// Logs to standard error at `logLevel`, builds the service (exit 78 with the error when the configuration is wrong)
 /// and runs it until SIGTERM or SIGINT.
 func runService(
@@ -444,7 +451,7 @@ func runService(
     do {
         service = try build(logger)
     } catch {
-        print("error: \(error)")
+        printError("\(error)")
         throw ExitCode(78)
     }
     let group = ServiceGroup(
@@ -482,7 +489,7 @@ struct HistoryOptions: ParsableArguments {
         do {
             return try HistoryTool.Source.resolve(db: db, configPath: config, site: site)
         } catch {
-            print("error: \(error)")
+            printError("\(error)")
             throw ExitCode(78)
         }
     }
@@ -505,10 +512,10 @@ func report(_ body: () async throws -> String) async throws {
     do {
         print(try await body())
     } catch let error as StoreError {
-        print("error: \(error)")
+        printError("\(error)")
         throw ExitCode(error.code == .cannotOpen ? 66 : 65)
     } catch {
-        print("error: \(error)")
+        printError("\(error)")
         throw ExitCode(65)
     }
 }

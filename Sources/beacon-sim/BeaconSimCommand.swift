@@ -201,7 +201,7 @@ struct Score: ParsableCommand {
                 venue: loaded, truthPath: truth, eventsPath: events, sightingsPath: sightings, oraclePath: oracle,
                 nominalPath: nominal, nearBoundaryPath: nearBoundary, positionsPath: positions)
         } catch {
-            print("error: \(error.localizedDescription)")
+            printError("\(error.localizedDescription)")
             throw ExitCode(66)
         }
         if json {
@@ -254,7 +254,12 @@ func loadVenueFile(_ path: String) throws -> Venue {
     do {
         return try VenueLoader.load(from: path)
     } catch {
-        print("error: \(error)")
+        printError("\(error)")
         throw ExitCode(78)
     }
+}
+
+/// Writes `error: MESSAGE` to standard error: standard output carries only what a command produces.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data(("error: " + message + "\n").utf8))
 }

@@ -303,8 +303,8 @@ struct BenchCommand: AsyncParsableCommand {
         let folder = running.resolvingSymlinksInPath().deletingLastPathComponent()
         let hub = folder.appendingPathComponent(Bench.Step.Program.hub.rawValue)
         guard FileManager.default.isExecutableFile(atPath: hub.path) else {
-            print(
-                "error: \(hub.path) not found: bench replays through the beacon-hub beside beacon-sim; build it too"
+            printError(
+                "\(hub.path) not found: bench replays through the beacon-hub beside beacon-sim; build it too"
                     + " (swift build, or swift build --product beacon-hub with the same -c)")
             throw ExitCode(69)
         }

@@ -65,7 +65,7 @@ struct RadioMapCommand: ParsableCommand {
             try ExactRadioMap.yaml(calibration, seed: seed, shadowing: shadowing, exponent: hubExponent).write(
                 toFile: out, atomically: true, encoding: .utf8)
         } catch {
-            print("error: cannot write \(out) (\(error.localizedDescription)): check the folder exists and is writable")
+            printError("cannot write \(out) (\(error.localizedDescription)): check the folder exists and is writable")
             throw ExitCode(73)
         }
         let map = calibration.map

@@ -43,7 +43,7 @@ struct VenueCommand: ParsableCommand {
         do {
             _ = try VenueLoader.decode(text, file: out ?? "<stdout>")
         } catch {
-            print("error: the drawn venue does not load (a generator bug; please report the seed): \(error)")
+            printError("the drawn venue does not load (a generator bug; please report the seed): \(error)")
             throw ExitCode(70)
         }
         guard let out else {
@@ -53,7 +53,7 @@ struct VenueCommand: ParsableCommand {
         do {
             try text.write(toFile: out, atomically: true, encoding: .utf8)
         } catch {
-            print("error: cannot write \(out): \(error.localizedDescription); check the folder exists and is writable")
+            printError("cannot write \(out): \(error.localizedDescription); check the folder exists and is writable")
             throw ExitCode(73)
         }
         print(

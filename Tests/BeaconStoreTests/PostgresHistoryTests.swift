@@ -173,6 +173,56 @@ import Testing
         }
     }
 
+    /// A reader (`migrates: false`: queries, `beacon-hub serve`) on a role granted only `pg_read_all_data` reads the
+    /// history, and never writes: a database without the schema, or with one older or newer than the build, is an
+    /// error that says so, and the reader created nothing.
+    @Test func aReadOnlyRoleReadsTheHistoryAndAReaderNeverMigrates() async throws {
+        let server = try await SharedPostgres.server()
+        let database = try await server.createDatabase()
+        let password = UUID().uuidString
+        let role = "reader_\(database)"
+        try await server.psql(
+            "CREATE ROLE \(role) LOGIN PASSWORD '\(password)'; GRANT pg_read_all_data TO \(role);", database: database)
+        var endpoint = server.endpoint(database)
+        endpoint.user = role
+        endpoint.password = password
+        func reader() throws -> PostgresHistory {
+            try PostgresHistory(endpoint: endpoint, site: "museum", readSites: ["museum"], migrates: false)
+        }
+        await #expect {
+            _ = try await reader().visits(HubStore.VisitFilter())
+        } throws: { error in
+            (error as? StoreError)?.code == .cannotOpen && "\(error)".contains("holds no BeaconTracker history")
+        }
+        let tables = "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+        #expect(try await server.psql(tables, database: database) == "0", "the reader created tables")
+
+        let writer = try Self.history(server, database, site: "museum")
+        try await writer.adopt(site: "museum", keyID: nil)
+        _ = try await writer.commit(Self.journal("t1", zone: "hall", at: 1_800_000_000, seq: 1), at: 1_800_000_001)
+        let history = try reader()
+        #expect(try await history.visits(HubStore.VisitFilter()).map(\.tag) == ["t1"])
+        #expect(try await history.sites() == ["museum"])
+        #expect(try await history.meta("site") == "museum")
+        try history.close()
+
+        let last = try #require(PostgresSchema.migrations.last?.identifier)
+        try await server.psql("DELETE FROM schema_migrations WHERE identifier = '\(last)'", database: database)
+        await #expect {
+            _ = try await reader().visits(HubStore.VisitFilter())
+        } throws: { error in
+            (error as? StoreError)?.code == .olderSchema && "\(error)".contains("lacks migration \(last)")
+        }
+        try await server.psql(
+            "INSERT INTO schema_migrations (identifier) VALUES ('\(last)'), ('pg-999')", database: database)
+        await #expect {
+            _ = try await reader().dwell(by: .zone)
+        } throws: { error in
+            (error as? StoreError)?.code == .newerSchema && "\(error)".contains("upgrade this beacon-hub")
+        }
+        try writer.close()
+    }
+
     @Test func aWrongPasswordOrDatabaseSaysWhatToCheck() async throws {
         let server = try await SharedPostgres.server()
         var endpoint = server.endpoint("postgres")

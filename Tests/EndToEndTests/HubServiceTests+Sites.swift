@@ -153,14 +153,56 @@ extension HubServiceTests {
             "two sites: \(visits(Array(all.dropFirst()))) closed visits across both sites in one PostgreSQL history; "
                 + "the central broker saw \(centralEvents.messages.count) events")
 
-        // The analytics process: every site's history over HTTP, with the dashboard's token.
+        // The analytics process: every site's history over HTTP, with the dashboard's token, as the read-only role
+        // docs/operations.md prescribes (it may read every table and write none).
+        let readerPassword = UUID().uuidString
+        let readerRole = "beacon_read_\(database)"
+        try await server.psql(
+            "CREATE ROLE \(readerRole) LOGIN PASSWORD '\(readerPassword)'; GRANT pg_read_all_data TO \(readerRole);")
+        let readerPasswordFile = directory.appendingPathComponent("reader-password")
+        try readerPassword.write(to: readerPasswordFile, atomically: true, encoding: .utf8)
+        func asReader(_ config: String) throws -> String {
+            try String(contentsOfFile: config, encoding: .utf8)
+                .replacingOccurrences(of: "//\(server.user)@", with: "//\(readerRole)@")
+                .replacingOccurrences(of: server.passwordFile.path, with: readerPasswordFile.path)
+        }
+        // Its reports on standard output are the data alone: JSON a consumer can parse (errors go to standard
+        // error, dropped here).
+        func standardOutput(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+            let running = try Programs.Running(
+                "beacon-hub", arguments, prefix: ["/bin/sh", "-c", "exec \"$0\" \"$@\" 2>/dev/null"])
+            let status = await running.waitForExit(timeout: .seconds(30))
+            return (status ?? -1, running.text)
+        }
+        let readerConfig = directory.appendingPathComponent("reader.yaml")
+        try asReader(config).write(to: readerConfig, atomically: true, encoding: .utf8)
+        let readerDwell = try await standardOutput(
+            ["dwell", "--by", "zone", "--config", readerConfig.path, "--site", "all", "--format", "json"])
+        #expect(readerDwell.status == 0, "dwell as \(readerRole): \(readerDwell.output)")
+        let readerRows = try JSONSerialization.jsonObject(with: Data(readerDwell.output.utf8)) as? [[String: Any]]
+        #expect(readerRows?.count == perSite.count, "\(readerDwell.output)")
+        // A database without the schema: the reader says so (on standard error), creates nothing, prints no data.
+        let empty = try await server.createDatabase()
+        let emptyConfig = directory.appendingPathComponent("empty.yaml")
+        try asReader(config).replacingOccurrences(of: "/\(database)\n", with: "/\(empty)\n").write(
+            to: emptyConfig, atomically: true, encoding: .utf8)
+        let noHistory = try await standardOutput(
+            ["dwell", "--by", "zone", "--config", emptyConfig.path, "--format", "json"])
+        #expect(noHistory.status == 66 && noHistory.output.isEmpty, "\(noHistory)")
+        let (_, noHistoryError) = try await Programs.run(
+            "beacon-hub", ["dwell", "--by", "zone", "--config", emptyConfig.path, "--format", "json"])
+        #expect(noHistoryError.contains("holds no BeaconTracker history"), "\(noHistoryError)")
+        let tables = try await server.psql(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", database: empty)
+        #expect(tables == "0", "the reader created tables")
+
         let token = "serve-token-\(UUID().uuidString)"
         let tokenFile = directory.appendingPathComponent("token")
         try token.write(to: tokenFile, atomically: true, encoding: .utf8)
         chmod(tokenFile.path, 0o600)
         let serveConfig = directory.appendingPathComponent("serve.yaml")
         try
-            (String(contentsOfFile: config, encoding: .utf8)
+            (try asReader(config)
             + "\nhttp: { host: 127.0.0.1, port: 0, tokenFile: \(tokenFile.path) }\n").write(
                 to: serveConfig, atomically: true, encoding: .utf8)
         let serve = try Programs.Running("beacon-hub", ["serve", "--config", serveConfig.path])
@@ -188,6 +230,9 @@ extension HubServiceTests {
         let southRows = (southBody as? [String: Any])?["rows"] as? [[String: Any]] ?? []
         #expect(southStatus == 200 && southRows.count == perSite.filter { $0.hasPrefix("south,") }.count)
         #expect(try await get("/api/dwell?site=east", token: token).0 == 404)
+        let (eventsStatus, _) = try await get("/api/events?site=north", token: token)
+        #expect(eventsStatus == 200, "serve as \(readerRole): \(serve.text.suffix(2000))")
+        #expect(!serve.text.contains("permission denied"), "\(serve.text.suffix(2000))")
         serve.signal(SIGTERM)
         #expect(await serve.waitForExit(timeout: .seconds(30)) == 0, "serve: \(serve.text)")
         await reader.shutdown()
