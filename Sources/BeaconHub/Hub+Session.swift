@@ -63,6 +63,8 @@ extension Hub {
                     return
                 }
             }
+            // The engine decides once every gateway has delivered the present (or after live.catchUpSeconds).
+            core.withLock { $0.catchUp(from: Date().timeIntervalSince1970) }
             client.start()
             logger.info("active: ingesting", metadata: ["hub": "\(hub.configuration.hub)"])
             await withTaskGroup(of: Void.self) { group in
@@ -386,9 +388,12 @@ extension Hub {
             let running = task.withLock { $0 }
             running?.cancel()
             await running?.value
-            // The last decisions and their commit, then the acknowledgements it allows.
+            // The last decisions and their commit (with every tag's health as it is now), then the acknowledgements
+            // it allows.
             core.withLock { core in
-                core.tick(at: Date().timeIntervalSince1970, connected: client.isConnected)
+                let now = Date().timeIntervalSince1970
+                core.tick(at: now, connected: client.isConnected)
+                core.journalAllHealth(at: now)
                 send(core.takeOutgoing())
             }
             await commitOnce()

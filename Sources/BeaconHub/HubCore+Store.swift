@@ -77,12 +77,16 @@ extension HubCore {
             _ = gateways[gateway]!.tracker.record(boot: batch.boot, seq: UInt64(batch.seq))
             _ = gateways[gateway]!.committed.record(boot: batch.boot, seq: UInt64(batch.seq))
         }
+        // A tag's row in live_tags is written when it moves; its health row also when the hub stops: the later of
+        // the two is when it was last heard.
+        let healthSeen = Dictionary(
+            recovered.tagHealth.compactMap { row in row.lastSeen.map { (row.liveTag, $0) } }, uniquingKeysWith: max)
         for live in recovered.liveTags {
             let state = TagState(
                 tag: TagID(unchecked: live.tag), beacon: live.beacon,
                 state: live.state == "unknown" ? .unknown : .inside,
                 zone: ZoneID(unchecked: live.zone), since: live.since, confidence: live.confidence,
-                lastSeen: live.updated, gateways: [])
+                lastSeen: max(live.updated, healthSeen[live.tag] ?? live.updated), gateways: [])
             engine.restore(state, at: now)
         }
         // Tags' health: their battery's hourly readings are kept under the history's id.
@@ -108,10 +112,17 @@ extension HubCore {
             }, hourly: hourly, at: now)
     }
 
+    /// Journals every tag's health that changed since it was last saved, whatever `TagHealth.saveSeconds` says: the
+    /// last commit of a hub that stops holds its tags' health as it was.
+    public mutating func journalAllHealth(at now: Double) {
+        guard persistence != nil else { return }
+        journalHealth(at: now, all: true)
+    }
+
     /// Journals the tags whose health changed (`TagHealth.takeChanges`): their row, and their battery's hour and the
     /// one before (whose last reading may have come after it was saved; the upsert makes writing it again harmless).
-    mutating func journalHealth(at now: Double) {
-        for saved in health.takeChanges(at: now) {
+    mutating func journalHealth(at now: Double, all: Bool = false) {
+        for saved in health.takeChanges(at: now, all: all) {
             journal.tagHealth.append(
                 HubJournal.TagHealthRow(
                     liveTag: saved.tag.rawValue, region: saved.region, lastSeen: saved.lastSeen,

@@ -90,10 +90,15 @@ public struct HubCore: Sendable {
     public internal(set) var links = GatewayLinks()
     /// How late sightings arrive; the engine's clock is held back by it (`holdback`).
     public internal(set) var lag = DeliveryLag()
-    /// Tags' batteries, telemetry and last sightings, and their alerts (issue 23).
+    /// Tags' batteries, telemetry and last sightings, and their alerts.
     public internal(set) var health: TagHealth
     /// When `health` last looked for missing tags.
     var missingCheckedAt = -Double.infinity
+    /// While an active period catches up (`catchUp(from:)`): the engine's clock stands still.
+    public internal(set) var catchingUp: CatchUp?
+    /// When the active period began (`catchUp(from:)`): sightings made before it that arrive once the engine decides
+    /// are history, not news.
+    var periodSince = -Double.infinity
     var published: [TagID: (state: TagState.State, zone: ZoneID?, at: Double)] = [:]
     var pending: Set<TagID> = []
     var inside: [ZoneID: Set<TagID>] = [:]
@@ -178,7 +183,7 @@ public struct HubCore: Sendable {
             counters.sightings += 1
             // A calibration walk may be heard by ESPresense or OpenMQTTGateway nodes as well.
             if calibrationWalk != nil { calibrationWalk!.add(sighting) }
-            engine.ingest(sighting, events: &events)
+            ingest(sighting)
             flushEvents()
         case .rejected(let code, let message, let gateway):
             reject(code, message, gateway: gateway, at: now)
@@ -253,6 +258,9 @@ public struct HubCore: Sendable {
         }
         counters.batches += 1
         if let newestScan { lag.note(now - (newestScan + offset), at: now) }
+        if let newestScan, let since = catchingUp?.since, newestScan + offset >= since {
+            catchingUp!.waiting.remove(batch.gateway)
+        }
         journalBatch(batch, sightings: batch.sightings.count, at: now)
         let raw = persistence?.rawSightings ?? false
         var linkSightings = 0
@@ -270,7 +278,10 @@ public struct HubCore: Sendable {
             var line = SightingLine(sighting, gateway: batch.gateway)
             line.t += offset
             if calibrationWalk != nil { calibrationWalk!.add(line) }
-            engine.ingest(line, events: &events)
+            // Made before this period began and arriving after its engine started deciding (batches the agents
+            // resend once the hub taken over from did not acknowledge them): stored and acknowledged, not judged.
+            // Taken as current, ten seconds late, they pulled tags back to where they had been.
+            if catchingUp != nil || line.t >= periodSince { ingest(line) }
             if let tag = engine.tag(ofBeacon: line.beacon) {
                 health.heard(tag, by: batch.gateway, at: line.t)
                 if let tlm = sighting.extras?.tlm, tlm.version == 0 { observe(tlm, of: tag, at: line.t) }
@@ -363,6 +374,7 @@ public struct HubCore: Sendable {
     mutating func setOnline(_ gateway: GatewayID, _ online: Bool, at now: Double, reason: String) {
         guard gateways[gateway]?.online != online else { return }
         gateways[gateway]?.online = online
+        if !online { catchingUp?.waiting.remove(gateway) }
         if persistence != nil {
             journal.statuses.append(
                 HubJournal.GatewayStatus(
@@ -398,6 +410,41 @@ public struct HubCore: Sendable {
         flushEvents()
     }
 
+    /// Sightings into the engine: at their time, or while catching up without moving its clock (they wait, in their
+    /// tags' tracks, for the first update).
+    mutating func ingest(_ sighting: SightingLine) {
+        if catchingUp == nil {
+            engine.ingest(sighting, events: &events)
+        } else {
+            _ = engine.ingest(sighting)
+        }
+    }
+
+    /// An active period starting at `now` (a start, a restart, a takeover): the gateways it expects (the venue's,
+    /// online and speaking the contract) may have been heard by whoever ran before, and their batches arrive one
+    /// after another: some at once, from the broker's keeping or live, others only with the agents' resend. An engine
+    /// deciding on the first to come would place tags on a few gateways' readings (a standby taking over moved tags
+    /// into the next room and back). So it gathers until each of them has delivered a batch of sightings made since
+    /// `now`, or goes offline, for at most `live.catchUpSeconds`; then the engine's first update has them all. What
+    /// was made before `now` and arrives after that (resent batches) is stored, not judged.
+    public mutating func catchUp(from now: Double) {
+        periodSince = now
+        guard settings.catchUpSeconds > 0 else { return }
+        let expected = gateways.filter { $0.value.monitored && $0.value.online }.keys
+        guard !expected.isEmpty else { return }
+        catchingUp = CatchUp(since: now, until: now + settings.catchUpSeconds, waiting: Set(expected))
+    }
+
+    /// A starting period's wait for its gateways (`catchUp(from:)`).
+    public struct CatchUp: Sendable, Hashable {
+        /// Batches of sightings made from here on count as the present.
+        public var since: Double
+        /// The engine decides from here on, whatever still waits.
+        public var until: Double
+        /// The gateways not yet heard from in the present.
+        public var waiting: Set<GatewayID>
+    }
+
     /// Seconds between two looks for missing tags; more often when a `missingAfterSeconds` is short (a quarter of it).
     static let missingCheckSeconds = 60.0
 
@@ -409,7 +456,7 @@ public struct HubCore: Sendable {
         for alert in health.observe(reading, of: tag) { tagAlert(alert) }
     }
 
-    /// A tag's health alert (issue 23): the event contract's `alert`, naming the tag; once per episode (TagHealth
+    /// A tag's health alert: the event contract's `alert`, naming the tag; once per episode (TagHealth
     /// says when).
     mutating func tagAlert(_ alert: TagHealth.Alert) {
         // The retained state says it too (`battery.level`, `missing`): due at once.
@@ -440,8 +487,13 @@ public struct HubCore: Sendable {
         }
         lag.roll(at: now)
         counters.lagSeconds = (lag.seconds * 10).rounded() / 10
-        engine.advance(to: now - holdback, events: &events)
-        learnFromLinks(at: now - holdback)
+        if let catchUp = catchingUp, !catchUp.waiting.isEmpty, now < catchUp.until {
+            // Gathering: the engine decides once every gateway expected has delivered the present.
+        } else {
+            catchingUp = nil
+            engine.advance(to: now - holdback, events: &events)
+            learnFromLinks(at: now - holdback)
+        }
         watchGaps(at: now)
         if now - missingCheckedAt >= min(Self.missingCheckSeconds, health.settings.shortestMissingAfter / 4) {
             missingCheckedAt = now

@@ -35,10 +35,15 @@ public struct HubLiveSettings: Decodable, Sendable, Hashable {
     /// decisions wait for the evidence instead of judging it stale. Lag beyond this (a hub that cannot keep up) is
     /// judged on the hub's clock again, and shows in `hub/status` as `ingest.lagSeconds`. 0: never held back.
     public var maxLagSeconds = 30.0
+    /// How long a starting active period (a start, a restart, a standby taking over) waits at most for every gateway
+    /// it expects to deliver a batch of the present before its engine decides anything: until then sightings are
+    /// gathered, not judged, so that no tag is placed on the few gateways whose batches happened to come first.
+    /// 0: decide at once.
+    public var catchUpSeconds = 5.0
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case tickSeconds, tagStateSeconds, maxFutureSeconds, skewAlertSeconds, gapTimeoutSeconds, heartbeatSeconds
-        case lockKeepAliveSeconds, claimSettleSeconds, statusSeconds, recoverSeconds, maxLagSeconds
+        case lockKeepAliveSeconds, claimSettleSeconds, statusSeconds, recoverSeconds, maxLagSeconds, catchUpSeconds
     }
 
     public init() {}
@@ -57,5 +62,6 @@ public struct HubLiveSettings: Decodable, Sendable, Hashable {
         statusSeconds = try container.setting(.statusSeconds, statusSeconds, in: 1...3600)
         recoverSeconds = try container.setting(.recoverSeconds, recoverSeconds, in: 0...3600)
         maxLagSeconds = try container.setting(.maxLagSeconds, maxLagSeconds, in: 0...600)
+        catchUpSeconds = try container.setting(.catchUpSeconds, catchUpSeconds, in: 0...120)
     }
 }

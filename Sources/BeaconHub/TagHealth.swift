@@ -1,6 +1,6 @@
 import BeaconModel
 
-/// What an operator of many tags asks (issue 23): per tag its last Eddystone-TLM (battery, temperature, advert count,
+/// What an operator of many tags asks: per tag its last Eddystone-TLM (battery, temperature, advert count,
 /// uptime), its battery's trend from hourly readings, when and where it was last seen, and the alerts — each raised once
 /// per episode: `tag-battery-low` (again only after the battery recovered), `tag-tlm-reset` (the advert count or the
 /// uptime went back: battery changed, or the tag rebooted), `tag-missing` (a tag not heard for `missingAfterSeconds`,
@@ -103,7 +103,9 @@ public struct TagHealth: Sendable {
     /// Tags whose record changed since they were last handed to the store (`takeChanges`), and what was handed.
     var changed: Set<TagID> = []
     var saved: [TagID: (at: Double, low: Bool, missing: Bool)] = [:]
-    /// When watching began: a tag named in the configuration but never heard is missing `missingAfter` after it.
+    /// When watching began (the hub's start): silence counts from here at the earliest. A tag named in the
+    /// configuration but never heard is missing `missingAfter` after it, and so is a tag restored from the store and
+    /// not heard since: what happened while no hub ran (or since the store last saved the tag) is not known.
     var watchingSince: Double?
 
     public init(settings: Settings = Settings()) {
@@ -230,13 +232,16 @@ public struct TagHealth: Sendable {
         for (tag, region) in named where records[tag] == nil { records[tag] = Record(region: region) }
         var alerts: [Alert] = []
         for (tag, record) in records where !record.missing {
-            let since = record.lastSeen ?? watchingSince!
+            // Only silence this hub saw counts: a restored tag's last sighting may be older than it was at the stop
+            // (saves are minutes apart) or a crash, and nobody listened while no hub ran.
+            let since = max(record.lastSeen ?? -.infinity, watchingSince!)
             let limit = settings.missingAfter(region: record.region)
             guard now - since >= limit else { continue }
             records[tag]!.missing = true
             changed.insert(tag)
             var reason = "\(tag) has not been heard for \(Self.duration(now - since))"
-            if record.lastSeen != nil {
+            if let lastSeen = record.lastSeen {
+                if lastSeen < since { reason += " since the hub started" }
                 reason +=
                     "; last in " + (record.lastZone.map { "\($0)" } ?? "no zone")
                     + (record.lastGateway.map { ", by \($0)" } ?? "")
@@ -326,8 +331,9 @@ public struct TagHealth: Sendable {
     public static let saveSeconds = 300.0
 
     /// The tags whose health changed since they were last taken, as the store keeps them: at once when a flag (low,
-    /// missing) changed, otherwise at most every `saveSeconds` per tag.
-    public mutating func takeChanges(at now: Double) -> [Saved] {
+    /// missing) changed, otherwise at most every `saveSeconds` per tag; every change at once with `all` (a hub that
+    /// stops saves what it knows, so that the next one carries on from there).
+    public mutating func takeChanges(at now: Double, all: Bool = false) -> [Saved] {
         var taken: [Saved] = []
         for tag in changed {
             guard let record = records[tag] else {
@@ -336,7 +342,7 @@ public struct TagHealth: Sendable {
             }
             let before = saved[tag]
             let flagsMoved = before.map { $0.low != record.batteryLow || $0.missing != record.missing } ?? true
-            guard flagsMoved || now - (before?.at ?? -.infinity) >= Self.saveSeconds else { continue }
+            guard all || flagsMoved || now - (before?.at ?? -.infinity) >= Self.saveSeconds else { continue }
             changed.remove(tag)
             saved[tag] = (now, record.batteryLow, record.missing)
             taken.append(

@@ -81,18 +81,56 @@ extension ZoneEngine {
             reason: "last heard only by \(silent), now offline; not an exit", dwell: nil, events: &events)
     }
 
+    /// Starts a restored tag's position belief where it was, as the HMM's posterior starts in its zone: on the cells
+    /// of `zone` within the radius of the previous hub's estimate (`position`, at least `restoreRadius`), else on the
+    /// whole zone. A belief started from the first readings alone (a few gateways' batches, just after a restart or a
+    /// takeover) put tags in the next room; one spread over the zone drifted through its doors on readings the one
+    /// that had followed the tag in did not.
+    mutating func seedBelief(_ track: inout TagTrack, zone: Int, around estimate: TagState.Position?) {
+        guard !position.maps.isEmpty else { return }
+        let grid = position.maps[position.choice].grid
+        var inZone: [Int32] = []
+        var near: [Int32] = []
+        let radius = max(estimate?.radius ?? 0, Self.restoreRadius)
+        for c in 0..<grid.count where grid.zoneOfCell[c] == Int32(zone) {
+            inZone.append(Int32(c))
+            guard let estimate else { continue }
+            let x = grid.origin.x + (Double(c % grid.columns) + 0.5) * grid.cellSize
+            let y = grid.origin.y + (Double(c / grid.columns) + 0.5) * grid.cellSize
+            if (x - estimate.x) * (x - estimate.x) + (y - estimate.y) * (y - estimate.y) <= radius * radius {
+                near.append(Int32(c))
+            }
+        }
+        let cells = near.isEmpty ? inZone : near
+        if !cells.isEmpty { track.belief.spread(over: cells) }
+    }
+
+    /// The least radius (metres) a restored belief is spread over around the previous hub's estimate.
+    static let restoreRadius = 0.75
+
     /// Takes a tag's state as a previous hub published it (its retained tag state), so that a restarted or standby
-    /// hub carries on without a second enter. Ignored for a tag already heard, or one no tag or region names.
+    /// hub carries on without a second enter. Ignored for a tag already heard (but a tag restored and
+    /// not updated since takes the state's position), or one no tag or region names.
     /// Absence is counted from `t`.
     ///
     /// With `reportingMove` (a state the history does not hold: another hub's, or one from before the database) and
     /// `recordsMoves` set, the move into its zone at `state.since` is reported, so that the history opens the visit
     /// the state stands for — no event is emitted, the previous hub did that.
     public mutating func restore(_ state: TagState, at t: Double, reportingMove: Bool = false) {
-        guard let index = track(for: state.beacon), !tracks[index].everHeard, tracks[index].tag == state.tag else {
+        guard let index = track(for: state.beacon), tracks[index].tag == state.tag else { return }
+        let zone = state.zone.flatMap { model.zones.firstIndex(of: $0) }
+        if tracks[index].everHeard {
+            // Restored already (from the database, which keeps no position) and not updated since: the retained
+            // state's position says where in its zone the previous hub had it.
+            if tracks[index].lastStep == -.infinity, let zone, zone == tracks[index].state,
+                let position = state.position
+            {
+                var track = tracks[index]
+                seedBelief(&track, zone: zone, around: position)
+                tracks[index] = track
+            }
             return
         }
-        let zone = state.zone.flatMap { model.zones.firstIndex(of: $0) }
         guard state.state != .outside, let zone else { return }
         var track = tracks[index]
         track.state = zone
@@ -108,6 +146,7 @@ extension ZoneEngine {
             track.posterior = [Float](repeating: others, count: model.noZone + 1)
             track.posterior[zone] = 0.9
         }
+        seedBelief(&track, zone: zone, around: state.position)
         if let stayed = stayedFor(track), t - state.since >= stayed { track.stayedReported = true }
         tracks[index] = track
         if reportingMove && recordsMoves {

@@ -85,7 +85,8 @@ extension ZoneEngine {
             && position.maps.count > 1
         {
             position.probeTracks += 1
-            track.probes = [PositionBelief](repeating: PositionBelief(), count: position.maps.count)
+            // Each map's belief starts from the tag's (empty for a tag first heard; its zone's cells for a restored one).
+            track.probes = [PositionBelief](repeating: track.belief, count: position.maps.count)
         }
         if !track.probes.isEmpty {
             let decay = exp(-dt / Self.evidenceMemorySeconds)

@@ -73,6 +73,66 @@ import ZoneInference
         #expect(core.counters.duplicates == 1 && core.counters.batches == 3)
     }
 
+    /// A starting period (a takeover) first hears the tag from the gateway next door, whose batch happens to come
+    /// first: nothing is decided on it. Once every gateway has delivered the present, the engine's first update has
+    /// them all, and the tag is where its loudest gateway is. A gateway that never delivers holds decisions up for
+    /// `live.catchUpSeconds` at most.
+    @Test func aStartingPeriodDecidesOnlyOnceEveryGatewayDeliveredThePresent() throws {
+        let t0 = Self.t0
+        var core = try Self.core()
+        core.catchUp(from: t0)
+        var events: [ZoneEvent] = []
+        var seq: [GatewayID: UInt64] = [:]
+        func deliver(_ gateway: GatewayID, at t: Double, rssi: Int) {
+            seq[gateway, default: 0] += 1
+            core.apply(Self.batch(gateway, seq: seq[gateway]!, at: t, rssi: rssi), at: t + 0.1)
+        }
+        // gw-b's batches of three seconds come first: the tag in b, by them alone.
+        for step in 0..<12 {
+            let t = t0 + Double(step) * 0.25
+            deliver("gw-b", at: t, rssi: -62)
+            core.tick(at: t + 0.2, connected: true)
+            events += Self.events(core.takeOutgoing())
+        }
+        #expect(core.catchingUp != nil && events.filter { $0.type == .enter }.isEmpty, "\(events)")
+        // gw-a's come: it hears the tag far louder. The first decision puts it in a.
+        for step in 0..<12 {
+            let t = t0 + Double(step) * 0.25
+            deliver("gw-a", at: t, rssi: -48)
+        }
+        for step in 12..<40 {
+            let t = t0 + Double(step) * 0.25
+            deliver("gw-a", at: t, rssi: -48)
+            deliver("gw-b", at: t, rssi: -62)
+            core.tick(at: t + 0.2, connected: true)
+            events += Self.events(core.takeOutgoing())
+        }
+        #expect(core.catchingUp == nil)
+        let enters = events.filter { $0.type == .enter }
+        #expect(enters.map(\.zone) == ["a"], "\(events.map { "\($0.type) \($0.zone?.rawValue ?? "")" })")
+        // A batch made before the period began, resent now (the hub taken over from never acknowledged it): taken
+        // into the ledger, not into the engine.
+        let applied = core.engine.counters.applied
+        let batches = core.counters.batches
+        core.apply(Self.batch("gw-b", boot: "boot-0", seq: 1, at: t0 - 1, rssi: -40), at: t0 + 10.1)
+        #expect(core.counters.batches == batches + 1 && core.engine.counters.applied == applied)
+
+        // Only gw-b ever speaks: the engine decides after catchUpSeconds (5 s) all the same.
+        var alone = try Self.core()
+        alone.catchUp(from: t0)
+        var decided: Double?
+        for step in 0..<40 {
+            let t = t0 + Double(step) * 0.25
+            alone.apply(Self.batch("gw-b", seq: UInt64(step + 1), at: t, rssi: -55), at: t + 0.1)
+            alone.tick(at: t + 0.2, connected: true)
+            if decided == nil, Self.events(alone.takeOutgoing()).contains(where: { $0.type == .enter }) {
+                decided = t + 0.2
+            }
+        }
+        let when = try #require(decided, "never decided")
+        #expect(when >= t0 + 5 && when <= t0 + 8, "decided at +\(when - t0) s")
+    }
+
     @Test func aGapNoResendFillsIsGivenUpAfterTheTimeout() throws {
         var core = try Self.core()
         core.apply(Self.batch(seq: 1, at: Self.t0), at: Self.t0)

@@ -4,7 +4,7 @@ import BeaconModel
 import BeaconStore
 import Testing
 
-/// The hub's core with tags' health (issue 23): a TLM frame in a batch feeds the tag's battery, alerts go out as
+/// The hub's core with tags' health: a TLM frame in a batch feeds the tag's battery, alerts go out as
 /// `alert` events naming the tag, and a named tag unheard for `missingAfterSeconds` is missing until heard again.
 @Suite struct TagHealthCoreTests {
     static func tlmBatch(seq: UInt64, at t: Double, milliVolts: Int, count: UInt32) -> HubInput {
@@ -91,6 +91,76 @@ import Testing
         let events = HubCoreTests.events(restarted.takeOutgoing())
         #expect(!events.contains { $0.code?.hasPrefix("tag-") == true }, "\(events)")
         #expect(restarted.health.battery(of: "tag-1")?.milliVolts == 2470)
+    }
+
+    /// A stopping hub journals every tag's health as it is (`journalAllHealth`), though its last save was seconds ago;
+    /// and a restarted hub judges a tag missing only on silence it saw itself: a tag whose saved sighting is minutes
+    /// old (a crash, or a save minutes apart) is not missing at the start, only once unheard for `missingAfterSeconds`
+    /// of the new hub's time.
+    @Test func aStoppingHubSavesEveryTagAndARestartedOneJudgesOnlyTheSilenceItSaw() throws {
+        let settings = "tagHealth: { missingAfterSeconds: 60 }"
+        var core = try HubCoreTests.core(inference: settings, persistence: HubCore.Persistence())
+        let t0 = HubCoreTests.t0
+        core.apply(Self.tlmBatch(seq: 1, at: t0, milliVolts: 2950, count: 1000), at: t0)
+        core.tick(at: t0 + 1, connected: true)
+        #expect(core.takeJournal().tagHealth.first?.milliVolts == 2950)
+        // Heard on for two minutes: saved again only every TagHealth.saveSeconds, so not yet.
+        for index in 1...24 {
+            let t = t0 + Double(index) * 5
+            let batch = Self.tlmBatch(seq: UInt64(index + 1), at: t, milliVolts: 2940, count: 1000 + UInt32(index))
+            core.apply(batch, at: t)
+            core.tick(at: t + 1, connected: true)
+        }
+        _ = core.takeOutgoing()
+        #expect(core.takeJournal().tagHealth.isEmpty, "saved minutes apart while nothing but its sightings moved")
+        core.journalAllHealth(at: t0 + 121)
+        let stopped = core.takeJournal()
+        let row = try #require(stopped.tagHealth.first, "a stop saves the tag's health")
+        let seen = try #require(row.lastSeen)
+        #expect(seen >= t0 + 100 && row.milliVolts == 2940 && row.lastZone != nil, "\(row)")
+        #expect(stopped.batteryReadings.contains { $0.milliVolts == 2940 }, "\(stopped.batteryReadings)")
+
+        // Restarted from a save three minutes old (as after a crash): not missing at its start, nor a minute later
+        // while it is heard; once unheard for 60 s of its own time, missing.
+        var saved = row
+        saved.lastSeen = t0
+        var recovered = HubStore.Recovered()
+        recovered.tagHealth = [saved]
+        var restarted = try HubCoreTests.core(inference: settings, persistence: HubCore.Persistence())
+        let start = t0 + 180
+        restarted.recover(recovered, at: start)
+        var events: [ZoneEvent] = []
+        restarted.tick(at: start + 1, connected: true)
+        events += HubCoreTests.events(restarted.takeOutgoing())
+        #expect(!events.contains { $0.code?.hasPrefix("tag-") == true }, "a false alert at the start: \(events)")
+        for index in 0..<12 {
+            let t = start + 2 + Double(index) * 5
+            restarted.apply(
+                Self.tlmBatch(seq: UInt64(100 + index), at: t, milliVolts: 2940, count: 2000 + UInt32(index)), at: t)
+            restarted.tick(at: t + 1, connected: true)
+            events += HubCoreTests.events(restarted.takeOutgoing())
+        }
+        #expect(!events.contains { $0.code?.hasPrefix("tag-") == true }, "a false alert while heard: \(events)")
+        let lastHeard = start + 2 + 11 * 5
+        for t in stride(from: lastHeard + 5, through: lastHeard + 90, by: 5) {
+            restarted.tick(at: t, connected: true)
+            events += HubCoreTests.events(restarted.takeOutgoing())
+        }
+        let missing = events.filter { $0.code == "tag-missing" }
+        #expect(missing.count == 1 && !events.contains { $0.code == "tag-found" }, "\(events)")
+        #expect((missing.first?.t ?? 0) >= lastHeard + 55, "\(missing)")
+
+        // A tag restored and never heard again: missing 60 s after the start, saying so.
+        var silent = try HubCoreTests.core(inference: settings, persistence: HubCore.Persistence())
+        silent.recover(recovered, at: start)
+        var silentEvents: [ZoneEvent] = []
+        for t in stride(from: start + 1, through: start + 90, by: 5) {
+            silent.tick(at: t, connected: true)
+            silentEvents += HubCoreTests.events(silent.takeOutgoing())
+        }
+        let silentMissing = silentEvents.filter { $0.code == "tag-missing" }
+        #expect(silentMissing.count == 1 && (silentMissing.first?.t ?? 0) >= start + 60, "\(silentEvents)")
+        #expect(silentMissing.first?.reason.contains("since the hub started") == true, "\(silentMissing)")
     }
 
     /// Saves are minutes apart: the reading that ends an hour may come after that hour was last saved. The next save
