@@ -80,6 +80,9 @@ mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
 
 build_began=$(date +%s)
 build=(swift build -c "$configuration" "${static[@]}")
+# BEACONTRACKER_SCRATCH: a build directory of its own (scripts/test.sh builds here beside a running `swift test`,
+# which holds .build's lock for as long as it runs).
+if [ -n "${BEACONTRACKER_SCRATCH:-}" ]; then build+=(--scratch-path "$BEACONTRACKER_SCRATCH"); fi
 "${build[@]}" --product beacon-hub >/dev/null
 "${build[@]}" --product beacon-sim >/dev/null
 bin=$("${build[@]}" --show-bin-path)

@@ -20,6 +20,9 @@ for tool in dpkg-deb dpkg-shlibdeps strip; do
 done
 
 build=(swift build -c release --static-swift-stdlib)
+# BEACONTRACKER_SCRATCH: a build directory of its own (scripts/test.sh builds here beside a running `swift test`,
+# which holds .build's lock for as long as it runs).
+if [ -n "${BEACONTRACKER_SCRATCH:-}" ]; then build+=(--scratch-path "$BEACONTRACKER_SCRATCH"); fi
 if [ "${DEB_SKIP_BUILD:-0}" != "1" ]; then
   for product in beacon-agent beacon-hub; do
     echo "make-deb: building $product (release, Swift runtime linked in)"
