@@ -63,15 +63,19 @@ extension Hub {
                     return
                 }
             }
-            // The engine decides once every gateway has delivered the present (or after live.catchUpSeconds).
-            core.withLock { $0.catchUp(from: Date().timeIntervalSince1970) }
+            let began = Date().timeIntervalSince1970
             client.start()
             logger.info("active: ingesting", metadata: ["hub": "\(hub.configuration.hub)"])
             await withTaskGroup(of: Void.self) { group in
                 // Then from the retained state: acknowledgements (so later batches are acknowledged at once) and tag
                 // states (so tags still in their zone get no second enter). Then ingest.
                 await restore()
-                core.withLock { $0.startPublishing() }
+                core.withLock { core in
+                    // The engine decides once every running gateway has delivered the present (or after
+                    // live.catchUpSeconds).
+                    core.catchUp(from: began, at: Date().timeIntervalSince1970)
+                    core.startPublishing()
+                }
                 // Each subscription's reader decodes; one task applies, in order, beside them (InputQueue).
                 let inputs = InputQueue<(HubInput, Double)>(capacity: 64)
                 group.addTask { [self, subscriptions] in

@@ -94,9 +94,9 @@ public struct HubCore: Sendable {
     public internal(set) var health: TagHealth
     /// When `health` last looked for missing tags.
     var missingCheckedAt = -Double.infinity
-    /// While an active period catches up (`catchUp(from:)`): the engine's clock stands still.
+    /// While an active period catches up (`catchUp(from:at:)`): the engine's clock stands still.
     public internal(set) var catchingUp: CatchUp?
-    /// When the active period began (`catchUp(from:)`): sightings made before it that arrive once the engine decides
+    /// When the active period began (`catchUp(from:at:)`): sightings made before it that arrive once the engine decides
     /// are history, not news.
     var periodSince = -Double.infinity
     var published: [TagID: (state: TagState.State, zone: ZoneID?, at: Double)] = [:]
@@ -259,7 +259,8 @@ public struct HubCore: Sendable {
         counters.batches += 1
         if let newestScan { lag.note(now - (newestScan + offset), at: now) }
         if let newestScan, let since = catchingUp?.since, newestScan + offset >= since {
-            catchingUp!.waiting.remove(batch.gateway)
+            catchingUp!.expected.insert(batch.gateway)
+            catchingUp!.delivered.insert(batch.gateway)
         }
         journalBatch(batch, sightings: batch.sightings.count, at: now)
         let raw = persistence?.rawSightings ?? false
@@ -347,6 +348,7 @@ public struct HubCore: Sendable {
         switch status.state {
         case .online:
             guard !health.endedBoots.contains(status.boot) else { break }
+            catchingUp?.expected.insert(status.gateway)
             contact(status.gateway, at: now, viaContract: true)
             engine.noteAlive(status.gateway, at: now)
         case .offline:
@@ -374,7 +376,7 @@ public struct HubCore: Sendable {
     mutating func setOnline(_ gateway: GatewayID, _ online: Bool, at now: Double, reason: String) {
         guard gateways[gateway]?.online != online else { return }
         gateways[gateway]?.online = online
-        if !online { catchingUp?.waiting.remove(gateway) }
+        if !online { catchingUp?.expected.remove(gateway) }
         if persistence != nil {
             journal.statuses.append(
                 HubJournal.GatewayStatus(
@@ -420,29 +422,39 @@ public struct HubCore: Sendable {
         }
     }
 
-    /// An active period starting at `now` (a start, a restart, a takeover): the gateways it expects (the venue's,
-    /// online and speaking the contract) may have been heard by whoever ran before, and their batches arrive one
-    /// after another: some at once, from the broker's keeping or live, others only with the agents' resend. An engine
-    /// deciding on the first to come would place tags on a few gateways' readings (a standby taking over moved tags
-    /// into the next room and back). So it gathers until each of them has delivered a batch of sightings made since
-    /// `now`, or goes offline, for at most `live.catchUpSeconds`; then the engine's first update has them all. What
-    /// was made before `now` and arrives after that (resent batches) is stored, not judged.
-    public mutating func catchUp(from now: Double) {
-        periodSince = now
+    /// An active period that began at `since` (a start, a restart, a takeover) and ingests from `now` on: the running
+    /// gateways may have been heard by whoever ran before, and their batches arrive one after another: some at once,
+    /// from the broker's keeping or live, others only with the agents' resend. An engine deciding on the first to
+    /// come would place tags on a few gateways' readings (a standby taking over moved tags into the next room and
+    /// back). So it gathers: for `settleSeconds`, while the gateways' retained statuses come in, and then until every
+    /// gateway that said it is online has delivered a batch of sightings made since `since` (or went offline), for
+    /// at most `live.catchUpSeconds`; then the engine's first update has them all. A gateway of the venue that says
+    /// nothing (not installed, long dead) is not waited for. What was made before `since` and arrives once the engine
+    /// decides (resent batches) is stored, not judged.
+    public mutating func catchUp(from since: Double, at now: Double) {
+        periodSince = since
         guard settings.catchUpSeconds > 0 else { return }
-        let expected = gateways.filter { $0.value.monitored && $0.value.online }.keys
-        guard !expected.isEmpty else { return }
-        catchingUp = CatchUp(since: now, until: now + settings.catchUpSeconds, waiting: Set(expected))
+        catchingUp = CatchUp(
+            since: since, settled: now + Self.settleSeconds, until: now + settings.catchUpSeconds)
     }
 
-    /// A starting period's wait for its gateways (`catchUp(from:)`).
+    /// How long a starting period gathers the gateways' statuses before it may decide.
+    static let settleSeconds = 1.0
+
+    /// A starting period's wait for its gateways (`catchUp(from:at:)`).
     public struct CatchUp: Sendable, Hashable {
         /// Batches of sightings made from here on count as the present.
         public var since: Double
+        /// The engine decides no sooner than this.
+        public var settled: Double
         /// The engine decides from here on, whatever still waits.
         public var until: Double
-        /// The gateways not yet heard from in the present.
-        public var waiting: Set<GatewayID>
+        /// The gateways that said they are online (or sent a batch of the present) in this period.
+        public var expected: Set<GatewayID> = []
+        /// Those of them that delivered a batch of sightings made since `since`.
+        public var delivered: Set<GatewayID> = []
+        /// The gateways the engine still waits for.
+        public var waiting: Set<GatewayID> { expected.subtracting(delivered) }
     }
 
     /// Seconds between two looks for missing tags; more often when a `missingAfterSeconds` is short (a quarter of it).
@@ -487,7 +499,7 @@ public struct HubCore: Sendable {
         }
         lag.roll(at: now)
         counters.lagSeconds = (lag.seconds * 10).rounded() / 10
-        if let catchUp = catchingUp, !catchUp.waiting.isEmpty, now < catchUp.until {
+        if let catchUp = catchingUp, now < catchUp.until, now < catchUp.settled || !catchUp.waiting.isEmpty {
             // Gathering: the engine decides once every gateway expected has delivered the present.
         } else {
             catchingUp = nil

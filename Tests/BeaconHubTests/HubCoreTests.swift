@@ -75,12 +75,21 @@ import ZoneInference
 
     /// A starting period (a takeover) first hears the tag from the gateway next door, whose batch happens to come
     /// first: nothing is decided on it. Once every gateway has delivered the present, the engine's first update has
-    /// them all, and the tag is where its loudest gateway is. A gateway that never delivers holds decisions up for
-    /// `live.catchUpSeconds` at most.
+    /// them all, and the tag is where its loudest gateway is. A gateway that said it is online and never delivers
+    /// holds decisions up for `live.catchUpSeconds` at most; one that says nothing is not waited for.
     @Test func aStartingPeriodDecidesOnlyOnceEveryGatewayDeliveredThePresent() throws {
         let t0 = Self.t0
         var core = try Self.core()
-        core.catchUp(from: t0)
+        // Both gateways said they are online (their retained statuses, read as the period starts).
+        func status(_ gateway: GatewayID) -> HubInput {
+            .gatewayStatus(
+                GatewayStatus(
+                    gateway: gateway, state: .online, boot: "boot-1", t: t0, agentVersion: "test", clockSynced: true,
+                    heartbeatSeconds: 10))
+        }
+        core.catchUp(from: t0, at: t0)
+        core.apply(status("gw-a"), at: t0)
+        core.apply(status("gw-b"), at: t0)
         var events: [ZoneEvent] = []
         var seq: [GatewayID: UInt64] = [:]
         func deliver(_ gateway: GatewayID, at t: Double, rssi: Int) {
@@ -119,7 +128,9 @@ import ZoneInference
 
         // Only gw-b ever speaks: the engine decides after catchUpSeconds (5 s) all the same.
         var alone = try Self.core()
-        alone.catchUp(from: t0)
+        alone.catchUp(from: t0, at: t0)
+        alone.apply(status("gw-a"), at: t0)
+        alone.apply(status("gw-b"), at: t0)
         var decided: Double?
         for step in 0..<40 {
             let t = t0 + Double(step) * 0.25
@@ -131,6 +142,22 @@ import ZoneInference
         }
         let when = try #require(decided, "never decided")
         #expect(when >= t0 + 5 && when <= t0 + 8, "decided at +\(when - t0) s")
+
+        // A gateway of the venue that says nothing (not installed) is not waited for: gw-b alone said it is online.
+        var quiet = try Self.core()
+        quiet.catchUp(from: t0, at: t0)
+        quiet.apply(status("gw-b"), at: t0)
+        var heard: Double?
+        for step in 0..<40 {
+            let t = t0 + Double(step) * 0.25
+            quiet.apply(Self.batch("gw-b", seq: UInt64(step + 1), at: t, rssi: -55), at: t + 0.1)
+            quiet.tick(at: t + 0.2, connected: true)
+            if heard == nil, Self.events(quiet.takeOutgoing()).contains(where: { $0.type == .enter }) {
+                heard = t + 0.2
+            }
+        }
+        let first = try #require(heard, "never decided")
+        #expect(first < t0 + 4, "decided at +\(first - t0) s")
     }
 
     @Test func aGapNoResendFillsIsGivenUpAfterTheTimeout() throws {
