@@ -124,13 +124,7 @@ extension PostgresHistory {
                     for try await identifier in try await connection.query(
                         "SELECT identifier FROM schema_migrations", logger: logger
                     ).decode(String.self) { applied.insert(identifier) }
-                    let known = Set(PostgresSchema.migrations.map(\.identifier))
-                    if let unknown = applied.subtracting(known).sorted().first {
-                        throw StoreError(
-                            .newerSchema,
-                            "\(location) has migration \(unknown), which this beacon-hub does not know: a newer hub "
-                                + "wrote it; upgrade this hub")
-                    }
+                    if let newer = newerSchema(applied) { throw newer }
                     for migration in PostgresSchema.migrations where !applied.contains(migration.identifier) {
                         // One statement per query: the extended protocol takes no more.
                         for statement in PostgresSchema.statements(of: migration.sql) {
@@ -173,13 +167,8 @@ extension PostgresHistory {
             } catch {
                 throw StoreError(postgres: error, location: location)
             }
+            if let newer = newerSchema(applied) { throw newer }
             let known = PostgresSchema.migrations.map(\.identifier)
-            if let unknown = applied.subtracting(known).sorted().first {
-                throw StoreError(
-                    .newerSchema,
-                    "\(location) has migration \(unknown), which this beacon-hub does not know: a newer hub wrote "
-                        + "it; upgrade this beacon-hub")
-            }
             if let missing = known.first(where: { !applied.contains($0) }) {
                 throw StoreError(
                     .olderSchema,
@@ -187,6 +176,16 @@ extension PostgresHistory {
                         + "writes it applies the migration when it starts with this version; until then read it with "
                         + "the version that wrote it")
             }
+        }
+
+        /// The error for a database holding a migration this build does not know (a newer hub wrote it), if it does.
+        func newerSchema(_ applied: Set<String>) -> StoreError? {
+            let known = Set(PostgresSchema.migrations.map(\.identifier))
+            guard let unknown = applied.subtracting(known).sorted().first else { return nil }
+            return StoreError(
+                .newerSchema,
+                "\(location) has migration \(unknown), which this beacon-hub does not know: a newer hub wrote it; "
+                    + "upgrade this hub")
         }
 
         /// Creates the partitions holding `times` that are not known to exist, each in a short transaction of its own

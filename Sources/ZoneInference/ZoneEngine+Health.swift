@@ -95,9 +95,9 @@ extension ZoneEngine {
         for c in 0..<grid.count where grid.zoneOfCell[c] == Int32(zone) {
             inZone.append(Int32(c))
             guard let estimate else { continue }
-            let x = grid.origin.x + (Double(c % grid.columns) + 0.5) * grid.cellSize
-            let y = grid.origin.y + (Double(c / grid.columns) + 0.5) * grid.cellSize
-            if (x - estimate.x) * (x - estimate.x) + (y - estimate.y) * (y - estimate.y) <= radius * radius {
+            let centre = grid.centre(c)
+            let (dx, dy) = (centre.x - estimate.x, centre.y - estimate.y)
+            if dx * dx + dy * dy <= radius * radius {
                 near.append(Int32(c))
             }
         }

@@ -218,7 +218,7 @@ import Testing
         await #expect {
             _ = try await reader().dwell(by: .zone)
         } throws: { error in
-            (error as? StoreError)?.code == .newerSchema && "\(error)".contains("upgrade this beacon-hub")
+            (error as? StoreError)?.code == .newerSchema && "\(error)".contains("upgrade this hub")
         }
         try writer.close()
     }
