@@ -1,11 +1,15 @@
 # The two set-up commands of the README: `make demo` and `make test`. Both install what is missing first.
-.PHONY: demo test fault-test bench build deb deb-test lint format check-imports clean
+.PHONY: demo test test-quick fault-test bench build deb deb-test lint format check-imports clean
 
 demo:
 	bash scripts/demo.sh
 
 test:
 	bash scripts/test.sh
+
+# The edit loop: the build and the unit suites only (no broker, database server, browser or program started).
+test-quick:
+	bash scripts/test.sh --quick
 
 # The long round of the fault tests (hub killed 50 times, broker 10 + 10 times, broker security); `make test` runs a
 # shorter round of the same tests.

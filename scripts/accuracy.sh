@@ -5,11 +5,12 @@
 #
 #   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m]
 #                       [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug]
-#                       [--static-swift-stdlib]
+#                       [--static-swift-stdlib] [--bin DIR]
 #
-# Builds release binaries (--debug: uses the debug build instead; --static-swift-stdlib: builds them as `make deb`
-# does, with the Swift runtime linked in, so that `make test` compiles one release build for this and the packages:
-# a release build with the flag and one without each compile every module), simulates into DIR (default
+# Builds release binaries (--debug: the debug build instead, which optimizes the targets that compute and runs the
+# smoke about as fast; --static-swift-stdlib: builds them as `make deb` does, with the Swift runtime linked in; --bin:
+# builds nothing and runs the programs already built in DIR, as `make test` does beside a running `swift test`, which
+# holds the build directory's lock), simulates into DIR (default
 # .build/accuracy) and writes the report (default docs/accuracy.md). The test set is the first N venues (default
 # 100: all) of seeds 1001..1100. About 15 minutes on two cores plus the build; the gateways' links
 # (scripts/links-accuracy.sh) on the
@@ -44,7 +45,8 @@ configuration=release
 static=()
 shipped="museum store museum-harsh"
 seeds="1 2"
-usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug] [--static-swift-stdlib]"
+usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug] [--static-swift-stdlib] [--bin DIR]"
+built=
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
@@ -58,6 +60,7 @@ while [ $# -gt 0 ]; do
         --smoke) smoke=1; shift ;;
         --debug) configuration=debug; shift ;;
         --static-swift-stdlib) static=(--static-swift-stdlib); shift ;;
+        --bin) built=$2; shift 2 ;;
         *) echo "$usage" >&2; exit 64 ;;
     esac
 done
@@ -79,13 +82,21 @@ rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/links" "$out/
 mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
 
 build_began=$(date +%s)
-build=(swift build -c "$configuration" "${static[@]}")
-# BEACONTRACKER_SCRATCH: a build directory of its own (scripts/test.sh builds here beside a running `swift test`,
-# which holds .build's lock for as long as it runs).
-if [ -n "${BEACONTRACKER_SCRATCH:-}" ]; then build+=(--scratch-path "$BEACONTRACKER_SCRATCH"); fi
-"${build[@]}" --product beacon-hub >/dev/null
-"${build[@]}" --product beacon-sim >/dev/null
-bin=$("${build[@]}" --show-bin-path)
+if [ -n "$built" ]; then
+    for program in beacon-hub beacon-sim; do
+        [ -x "$built/$program" ] || { echo "accuracy: $built/$program is not there: build first (swift build)" >&2; exit 66; }
+    done
+    bin=$(cd "$built" && pwd)
+    configuration=$(basename "$bin")
+else
+    build=(swift build -c "$configuration" "${static[@]}")
+    # BEACONTRACKER_SCRATCH: a build directory of its own (for a build beside a running `swift test`, which holds
+    # .build's lock for as long as it runs).
+    if [ -n "${BEACONTRACKER_SCRATCH:-}" ]; then build+=(--scratch-path "$BEACONTRACKER_SCRATCH"); fi
+    "${build[@]}" --product beacon-hub >/dev/null
+    "${build[@]}" --product beacon-sim >/dev/null
+    bin=$("${build[@]}" --show-bin-path)
+fi
 # The commit the binaries were built from (HEAD may move while the run goes on).
 commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources || echo "+changes")"
 began=$(date +%s)

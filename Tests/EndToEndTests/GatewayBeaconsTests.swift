@@ -6,15 +6,11 @@ import Foundation
 import Simulator
 import Testing
 
-/// Gateways as beacons end to end (issue 22): `beacon-sim run --gateway-beacons` puts every gateway's own beacon on the
+/// Gateways as beacons end to end: `beacon-sim run --gateway-beacons` puts every gateway's own beacon on the
 /// simulated air, its agent announces it in the retained status, the other agents publish what they hear of it, and
-/// the hub keeps those sightings as gateway-to-gateway links, never as tags. Part of the serialized hub suite: a second
-/// simulated museum beside another would starve both on two cores.
+/// the hub keeps those sightings as gateway-to-gateway links, never as tags.
 extension HubServiceTests {
     @Test func theMuseumsGatewaysHearEachOtherAndAreNotTags() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gwbeacons-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let broker = try MosquittoBroker()
         try await broker.start()
         // The museum with its gateways' beacons named, as the simulator numbers them (by gateway id): the hub knows

@@ -27,9 +27,6 @@ extension HubServiceTests {
     }
 
     @Test func twoSitesShareOneHistoryAndOneCentralBroker() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sites-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let sites = ["north", "south"]
         var passwords = Dictionary(uniqueKeysWithValues: sites.map { ($0, UUID().uuidString) })
         passwords["central-reader"] = UUID().uuidString

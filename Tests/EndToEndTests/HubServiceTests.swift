@@ -6,12 +6,12 @@ import Simulator
 import Synchronization
 import Testing
 
-/// `beacon-hub run` against a real mosquitto: what alert subscribers and gateways see.
-@Suite(.serialized) struct HubServiceTests {
+/// `beacon-hub run` against a real mosquitto: what alert subscribers and gateways see. One of the museum round's two
+/// lanes (MuseumSuite); HubFaultTests is the other.
+@Suite(.serialized) struct HubServiceTests: MuseumSuite {
     static let beacon = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:1"
     /// Deleted with the suite's instance, which Swift Testing drops once the test has ended, pass or fail.
     let temporaryDirectory: TemporaryDirectory
-    var directory: URL { temporaryDirectory.url }
 
     init() throws {
         temporaryDirectory = try TemporaryDirectory(prefix: "hub-e2e")
@@ -106,23 +106,8 @@ import Testing
         }
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, _ messages: [MQTTMessage]) -> [T] {
-        messages.compactMap { try? ContractCoding.decode(type, from: $0.payload) }
-    }
-
     func startHub(_ broker: MosquittoBroker, hub: String = "hub-1", extra: String = "") throws -> Programs.Running {
         try Programs.Running("beacon-hub", ["run", "--config", try hubConfig(broker, hub: hub, extra: extra)])
-    }
-
-    /// Waits for the hub's periodic status carrying counts that satisfy `predicate`.
-    func ingest(
-        _ statuses: MessageCollector, within timeout: Duration = .seconds(10),
-        where predicate: @escaping @Sendable (HubStatus.Ingest) -> Bool
-    ) async -> HubStatus.Ingest? {
-        let message = await statuses.first(within: timeout) { message in
-            (try? ContractCoding.decode(HubStatus.self, from: message.payload))?.ingest.map(predicate) ?? false
-        }
-        return message.flatMap { try? ContractCoding.decode(HubStatus.self, from: $0.payload) }?.ingest
     }
 
     @Test func simulatedMuseumComesOutInTheRightZones() async throws {

@@ -10,7 +10,7 @@ import Testing
 /// The hub on a shared PostgreSQL history (`store.backend: postgres`) against a real server and a real mosquitto,
 /// with the simulated museum's nine agents: killed mid-ingest, failing over to a standby on the same database, and the
 /// database restarted under it. Nothing acknowledged may be lost, no visit duplicated or split.
-extension HubServiceTests {
+extension MuseumSuite {
     /// The museum hub's configuration on `database` of `server`, as hub `hub`.
     static func writePostgresMuseumHubConfig(
         in directory: URL, _ broker: MosquittoBroker, _ server: PostgresServer, database: String,
@@ -45,6 +45,9 @@ extension HubServiceTests {
             site: "museum", readSites: nil)
     }
 
+}
+
+extension HubFaultTests {
     /// The history once the agents are done: the crash checks, every batch accounted for (committed once, or still in
     /// an outbox), some committed; then the connections closed.
     static func settle(
@@ -99,9 +102,6 @@ extension HubServiceTests {
     }
 
     @Test func killingTheHubMidIngestWithPostgreSQLLosesNoAcknowledgedSightingAndDuplicatesNoVisit() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pgcrash-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await SharedPostgres.server()
         let database = try await server.createDatabase()
         let broker = try MosquittoBroker()
@@ -145,9 +145,6 @@ extension HubServiceTests {
     }
 
     @Test func aStandbyOnTheSameDatabaseTakesOverAndCarriesOnTheOpenVisits() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pgfailover-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await SharedPostgres.server()
         let database = try await server.createDatabase()
         let broker = try MosquittoBroker()
@@ -254,9 +251,6 @@ extension HubServiceTests {
     }
 
     @Test func aPostgreSQLRestartMidIngestStopsAcknowledgementsRaisesStoreErrorAndLosesNothing() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pgrestart-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PostgresServer()
         try await server.start()
         let database = try await server.createDatabase()

@@ -10,7 +10,7 @@ import Testing
 /// acknowledge nothing it could not commit (the agents keep those batches), must raise `disk-full`, and must commit the
 /// backlog and raise `store-recovered` when space returns — twice in a row, the second time killed with SIGKILL while
 /// the disk is full. In the end every batch is committed exactly once or still waits in an outbox.
-extension HubServiceTests {
+extension HubFaultTests {
     @Test func aFullDiskAtTheHubAcknowledgesNothingUncommittedRaisesAnAlertAndRecovers() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("disk-full-\(UUID())")
         let data = directory.appendingPathComponent("data").path

@@ -10,18 +10,11 @@ import Testing
 /// while the hub is killed with SIGKILL again and again mid-ingest. After every kill the database must be sound, hold
 /// every batch an acknowledgement covered (with its sightings), and no visit twice; at the end, every batch the agents
 /// made is either committed exactly once or still in their outboxes.
-///
-/// Part of the serialized hub suite: run beside the other live-museum test on two cores, both starve.
-extension HubServiceTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+extension HubFaultTests {
     /// `BEACONTRACKER_CRASH_KILLS` raises it for a longer round (the fault tests).
     static let kills = ProcessInfo.processInfo.environment["BEACONTRACKER_CRASH_KILLS"].flatMap(Int.init) ?? 8
 
     @Test func killingTheHubMidIngestLosesNoAcknowledgedSightingAndDuplicatesNoVisit() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let broker = try MosquittoBroker()
         try await broker.start()
         let database = directory.appendingPathComponent("hub.db").path
@@ -70,6 +63,9 @@ extension HubServiceTests {
                 + "\(restarts.map { String(format: "%.1f", $0) }.joined(separator: ", ")) s")
     }
 
+}
+
+extension MuseumSuite {
     /// Writes the museum hub of the fault tests to `directory`/hub.yaml and returns its path: the museum venue, fast
     /// reconnects, ticks and commits, raw sightings stored at `store` (relative to the file), extra `live` settings.
     static func writeMuseumHubConfig(

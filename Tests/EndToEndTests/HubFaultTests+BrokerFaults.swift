@@ -9,14 +9,11 @@ import Testing
 /// while mosquitto (persistence on) is stopped with SIGTERM and killed with SIGKILL in turn, at random moments. A
 /// SIGKILL loses what mosquitto had acknowledged but not saved; the agents' outboxes resend it. In the end every batch
 /// the agents made is committed exactly once or still waits in an outbox, and every acknowledged one is committed.
-extension HubServiceTests {
+extension HubFaultTests {
     /// Stops of each kind; `BEACONTRACKER_BROKER_KILLS` raises it (the fault tests run 10 of each).
     static let brokerKills = ProcessInfo.processInfo.environment["BEACONTRACKER_BROKER_KILLS"].flatMap(Int.init) ?? 3
 
     @Test func stoppingAndKillingTheBrokerLosesNoBatchAndCommitsNoneTwice() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("broker-faults-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let broker = try MosquittoBroker()
         try await broker.start()
         let database = directory.appendingPathComponent("hub.db").path

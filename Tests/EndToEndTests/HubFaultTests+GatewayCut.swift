@@ -11,7 +11,7 @@ import Testing
 /// its batches within its bound, and after the cut it drains. With a roomy outbox every one of its sequences is
 /// committed once, no gap; with a tight one the outbox stays within its bound by dropping its oldest batches, and the
 /// hub records exactly those as lost (and says so) instead of waiting for them forever.
-extension HubServiceTests {
+extension HubFaultTests {
     /// Seconds the gateway stays cut off; `BEACONTRACKER_CUT_SECONDS` lengthens it (the fault tests use 120).
     static let cutSeconds = ProcessInfo.processInfo.environment["BEACONTRACKER_CUT_SECONDS"].flatMap(Int.init) ?? 20
 
@@ -27,9 +27,6 @@ extension HubServiceTests {
 
     @Test(arguments: OutboxBound.allCases)
     func aGatewayCutOffKeepsItsBatchesAndDrainsThemWhileTheOthersFlow(_ bound: OutboxBound) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let broker = try MosquittoBroker()
         try await broker.start()
         let relay = try TCPRelay(to: broker.port)
