@@ -488,7 +488,7 @@ def venue_rows(base):
 
 
 def links_section(base, command=None, title="the test set"):
-    """Self-calibration from the gateways' links (issue 22): BASE/<seed>.json, one per venue."""
+    """Self-calibration from the gateways' links: BASE/<seed>.json, one per venue."""
     rows = venue_rows(base)
     if not rows:
         return None
@@ -524,7 +524,7 @@ def links_section(base, command=None, title="the test set"):
             lcol("links"), lcol("true"))
         window = (
             f" Each run lasts {minutes} longer than it is scored: the hub learns from the links for the first"
-            f" {minutes} (issue 22: self-calibration in 30 simulated minutes), and the three ways are scored over the"
+            f" {minutes} (self-calibration in 30 simulated minutes), and the three ways are scored over the"
             f" time after it, as a hub that has been running places tags; the first {minutes}, while it learns, are"
             " scored too (the second pair of rows). The gain errors are the last fit's, over the last 30 minutes of"
             " links.")
@@ -532,7 +532,7 @@ def links_section(base, command=None, title="the test set"):
         body = table_rows("whole run", off, links, true)
         window = ""
     out = [
-        "## Self-calibration from the gateways' links (issue 22)",
+        "## Self-calibration from the gateways' links",
         "",
         f"{len(rows)} venues of {title} (seeds {min(seeds)}–{max(seeds)}), every gateway advertising its own beacon"
         " every 200 ms (`beacon-sim venue --random --gateway-beacons`, `beacon-sim run --gateway-beacons`; receive"
@@ -549,7 +549,7 @@ def links_section(base, command=None, title="the test set"):
         f"Links applied did better than the venue file alone in {better} venues and worse in {worse}"
         + (" (after learning). " if learning else ". ")
         + (f"The last fit's gains (both sides summing to 0) were off by a median of {errors[len(errors) // 2]:.2f} dB"
-           f" over {len(errors)} gateways (90th percentile {errors[len(errors) * 9 // 10]:.2f} dB); issue 22's target"
+           f" over {len(errors)} gateways (90th percentile {errors[len(errors) * 9 // 10]:.2f} dB); the target"
            " is 1.5 dB." if errors else "No fit was made (runs shorter than the first fit's 5 minutes)."),
         "",
         "Issue 22's target, accuracy within 2 points of the same engine given the true gains"
@@ -733,7 +733,7 @@ def limits_paragraph(limits, walk_rows):
 
 
 def phone_section(paths, command=None, title="the test set", limits=None):
-    """Calibrated from a phone walk (issue 22): `beacon-sim bench --also-calibrated --phone-walk S [--phone-stroll]
+    """Calibrated from a phone walk: `beacon-sim bench --also-calibrated --phone-walk S [--phone-stroll]
     --json` reports, one per way of walking: [(label, path)]; `limits`, scripts/map-limits.sh's output on the
     strolling walk's bench folder, when there is one."""
     walks = [(label, load(path)) for label, path in paths]
@@ -763,7 +763,7 @@ def phone_section(paths, command=None, title="the test set", limits=None):
         return sum(values) / len(values) if values else None
 
     lines = [
-        "## Calibrated from a phone walk (issue 22)",
+        "## Calibrated from a phone walk",
         "",
         f"{len(rows)} venues of {title} (seeds {min(seeds)}–{max(seeds)}), each calibrated from a phone walk with one"
         " tap a zone (or, strolling with points, a tap every 5 s), computed with the calibration page's code"

@@ -183,7 +183,7 @@ if [ "$links_venues" -gt 0 ]; then
     scripts/links-accuracy.sh "$bin" "$out/links" $(seq 1001 $((1000 + links_venues))) --duration "$links_duration" \
         --learn "$links_learn" $([ "$phone_venues" -gt 0 ] && echo --phone-walk "$phone_seconds" --phone-stroll) \
         >/dev/null
-    # The fit alone takes a second or two a venue: always issue 22's 30 minutes, on every test venue.
+    # The fit alone takes a second or two a venue: always 30 minutes, on every test venue.
     echo "accuracy: the links' fit alone, $venues test venues, 30m each"
     # shellcheck disable=SC2046
     scripts/links-accuracy.sh "$bin" "$out/gains" $(seq 1001 $((1000 + venues))) --duration 30m --gains-only \

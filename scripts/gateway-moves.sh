@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a moved gateway is now (issue 22, `gateway-moved` alerts): on random venues whose gateways advertise their own
+# Where a moved gateway is now (`gateway-moved` alerts): on random venues whose gateways advertise their own
 # beacons, one gateway is taken to a random place in another zone after MOVE-AT of settled links; the hub replays the
 # whole run with the venue file as it was, and its `gateway-moved` alert's `estimatedPosition` is compared with where
 # the gateway went. The gateway and its new place are drawn from the seed. The venue's tags are left out: only the

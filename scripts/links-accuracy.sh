@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Self-calibration from the gateways' own beacons (issue 22), on random venues: every gateway advertises its beacon,
+# Self-calibration from the gateways' own beacons, on random venues: every gateway advertises its beacon,
 # the hub fits the gateway-to-gateway links as the run goes on and feeds what they teach (gains, walls' losses) to the
 # engine. Per venue, the same run is replayed three ways and scored against the truth:
 #   off    — links not applied (inference.linkFitSeconds: 0): the engine with the venue file alone;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What placing a moved gateway is worth (issue 22, `POST /api/gateways/{gateway}/place`): for each venue of a
+# What placing a moved gateway is worth (`POST /api/gateways/{gateway}/place`): for each venue of a
 # `scripts/gateway-moves.sh` run (its move.json: which gateway went where; its events.jsonl: the `gateway-moved` alert
 # and where its links placed the gateway), the venue is simulated with its tags after the move, and three hubs replay
 # the same run: with the venue file as it was (the gateway where it no longer stands), with the gateway placed where

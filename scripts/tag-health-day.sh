@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A simulated day of tag health (issue 23): the shipped museum with four Eddystone audio guides beside its tags, each
+# A simulated day of tag health: the shipped museum with four Eddystone audio guides beside its tags, each
 # battery telling a story, simulated for 24 h into files and replayed through `beacon-hub replay` with
 # `tagHealth: { batteryLowMilliVolts: 2600, missingAfterSeconds: 14400 }`. Prints the tag alerts, by time of day.
 #   guide-a  2700 mV, −5 mV/h           low at ~20:00

@@ -24,7 +24,7 @@ public struct AgentConfiguration: Decodable, Sendable, Hashable {
     }
 
     /// `selfBeacon:` — the beacon the gateway advertises, so that other gateways measure the radio between known
-    /// places (issue 22).
+    /// places.
     public struct SelfBeaconSettings: Decodable, Sendable, Hashable {
         /// The beacon id advertised (docs/mqtt.md): `ibeacon:…`, `altbeacon:…` or `eddystone-uid:…`.
         public var beacon: String

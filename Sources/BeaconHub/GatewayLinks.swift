@@ -2,7 +2,7 @@ import BeaconModel
 import Dashboard
 import ZoneInference
 
-/// What each gateway hears of the other gateways' own beacons (issue 22): per directed link, the receptions' count
+/// What each gateway hears of the other gateways' own beacons: per directed link, the receptions' count
 /// and RSSI sums, the raw material of `LinkCalibration`. The hub learns which beacon is which gateway from the
 /// gateways' statuses (`selfBeacon`); their sightings go here instead of to the zone engine, so a gateway never shows
 /// up as a tag.

@@ -13,7 +13,7 @@ public struct HubStatus: Sendable, Hashable, Codable {
     public var reason: String?
     /// Ingest counts since this hub became active (in the periodic status; absent in the last-will).
     public var ingest: Ingest?
-    /// The latest fit of the gateways' links (issue 22), once there is one.
+    /// The latest fit of the gateways' links, once there is one.
     public var links: Links?
 
     /// What the gateways' own beacons taught: docs/inference.md, "What gateway-to-gateway links tell".
@@ -74,7 +74,7 @@ public struct HubStatus: Sendable, Hashable, Codable {
         public var skippedSequences = 0
         /// Sightings from ESPresense / OpenMQTTGateway nodes.
         public var foreign = 0
-        /// Sightings of the gateways' own beacons (issue 22): gateway-to-gateway links, kept apart from the tags.
+        /// Sightings of the gateways' own beacons: gateway-to-gateway links, kept apart from the tags.
         public var gatewayBeacons: Int?
         /// Messages refused, by reason: `malformed`, `too-large`, `unsupported-version`, `gateway-mismatch`,
         /// `future-dated`, `unknown-gateway`, `store-backlog`.

@@ -87,7 +87,7 @@ public struct TagState: Sendable, Hashable, Codable {
         }
     }
 
-    /// How many of its advertisements the gateways hear (issue 23): a tag heard far less often than it sends is behind
+    /// How many of its advertisements the gateways hear: a tag heard far less often than it sends is behind
     /// a wall, in a pocket or drawer, or its battery is sagging.
     public struct Adverts: Sendable, Hashable, Codable {
         /// Per minute, by the gateway that heard most of them, over the last whole window.

@@ -157,7 +157,7 @@ public struct HubJournal: Sendable, Hashable {
         }
     }
 
-    /// A tag's health as the hub keeps it (issue 23): upserted into `tag_health`, keyed by its real id (as
+    /// A tag's health as the hub keeps it: upserted into `tag_health`, keyed by its real id (as
     /// `live_tags`: the hub's working state, removed by `forget`).
     public struct TagHealthRow: Sendable, Hashable {
         public var liveTag: String

@@ -133,7 +133,7 @@ struct TagView: Encodable {
     var proximity: String
     var gateways: [TagState.GatewayReading]
     var position: TagState.Position?
-    /// Where and by which gateway it was last heard (its health, issue 23).
+    /// Where and by which gateway it was last heard (its health).
     var lastSeenZone: String?
     var lastSeenGateway: String?
     /// From its Eddystone-TLM frames; absent for iBeacon and AltBeacon tags, which send none.

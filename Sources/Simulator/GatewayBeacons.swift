@@ -1,7 +1,7 @@
 import BeaconModel
 import Foundation
 
-/// Gateways as beacons (issue 22): every gateway advertises a beacon of its own, and every other gateway hears it
+/// Gateways as beacons: every gateway advertises a beacon of its own, and every other gateway hears it
 /// through the same radio as the tags (path loss, walls, static shadowing, the receiver's gain, fading, noise,
 /// losses). A gateway's transmitter is off its nominal power by an offset of its own, as real radios are.
 public struct GatewayBeacons: Sendable {

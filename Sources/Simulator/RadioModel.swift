@@ -88,7 +88,7 @@ public struct RadioModel: Sendable {
             + (gains[id] ?? 0) + antennaGain(gateway, offset: (dx, dy), distance: distance)
     }
 
-    /// The slowly varying part of the RSSI at gateway `rx` of gateway `tx`'s own beacon (issue 22), whose power at
+    /// The slowly varying part of the RSSI at gateway `rx` of gateway `tx`'s own beacon, whose power at
     /// 1 m is `txP0`: the same law as for tags, between the two mounting heights, with both antennas' patterns, and
     /// no body in the way. Nil for an unknown gateway or a gateway hearing itself.
     public func meanLinkRSSI(txP0: Double, from tx: GatewayID, to rx: GatewayID) -> Double? {

@@ -59,7 +59,7 @@ public enum SimulationRun {
             oracles.append((filter, try LineFileWriter(path: "\(directory)/\(name)\(suffix)", gzip: gzip)))
         }
         var oracleTime = clock.now - building
-        // The gateways' own beacons (issue 22), in the same radio, with seeds of their own (the tags' draws stay as
+        // The gateways' own beacons, in the same radio, with seeds of their own (the tags' draws stay as
         // they were): written in time order among the tags' sightings, each as its hearer's sighting of the beacon
         // the venue file names for the gateway (`beacon:`), or the simulator's own id.
         let beacons = gatewayBeacons ? GatewayBeacons(venue: venue, radio: simulation.radio, seed: seed &+ 0x6A7E) : nil

@@ -80,7 +80,7 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     /// `position`: learn per gateway and 3 m tile what the map misses (gains, antennas, shadowing) from tags the
     /// engine is sure of.
     public var learnsMap = false
-    /// Gateways' own beacons (issue 22): how often the links are fitted and what they taught is applied to the levels
+    /// Gateways' own beacons: how often the links are fitted and what they taught is applied to the levels
     /// the engine expects (seconds of sighting time; 0: never applied, the fit is still reported), and how much of the
     /// links' past the fit takes (seconds).
     public var linkFitSeconds = 300.0

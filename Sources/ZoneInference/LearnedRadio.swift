@@ -1,6 +1,6 @@
 import BeaconModel
 
-/// What the hub learned of the radio apart from the tags (issue 22: from the gateways' links, `LinkCalibration`): per
+/// What the hub learned of the radio apart from the tags (from the gateways' links, `LinkCalibration`): per
 /// gateway how much louder it hears than the geometric model says, each wall's loss, and the path-loss exponent. The
 /// engine folds it into the levels it expects (`ZoneEngine.apply(_:)`), live.
 public struct LearnedRadio: Sendable, Hashable, Codable {

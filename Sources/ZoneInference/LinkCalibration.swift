@@ -4,7 +4,7 @@ import BeaconModel
     import Glibc
 #endif
 
-/// What gateway-to-gateway links tell about the radio (issue 22): every gateway advertises its own beacon from a known
+/// What gateway-to-gateway links tell about the radio: every gateway advertises its own beacon from a known
 /// place with a known nominal power, so each directed link (gateway i heard by gateway j) is a measurement
 ///
 ///     mean RSSI − measuredPower_i = T_i + G_j − 10·n·log10(d_ij) − Σ_w a_w·[link crosses wall w] + ε

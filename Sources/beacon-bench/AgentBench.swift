@@ -22,7 +22,7 @@ struct AgentBench: AsyncParsableCommand {
     @Option(
         help: """
             Non-beacon adverts per second beside the beacons (phones, watches, headphones, scan responses): with it, \
-            the capture is a shop's air, --rate beacon adverts/s of 200 tags among them (issue 21: 1,000 + 5,000).
+            the capture is a shop's air, --rate beacon adverts/s of 200 tags among them (1,000 + 5,000).
             """)
     var noise = 0
 

@@ -26,7 +26,7 @@ enum AdvertisementMix {
     }
 }
 
-/// A shop's air (issue 21): `beacons` adverts a second from 200 tags (iBeacon, Eddystone-UID and AltBeacon) beside
+/// A shop's air: `beacons` adverts a second from 200 tags (iBeacon, Eddystone-UID and AltBeacon) beside
 /// `noise` a second from phones, watches and headphones — Apple Nearby and Handoff, Microsoft and Samsung manufacturer
 /// data, Google Fast Pair service data, scan responses with names — from random addresses that change every second.
 enum ShopMix {

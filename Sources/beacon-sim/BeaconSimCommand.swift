@@ -57,7 +57,7 @@ struct BeaconSimCommand: AsyncParsableCommand {
         @Flag(
             help: ArgumentHelp(
                 "Every gateway also advertises a beacon of its own (agent.yaml selfBeacon; the venue file's beacon: "
-                    + "where it names one), heard by the others through the same radio (issue 22). With --out its "
+                    + "where it names one), heard by the others through the same radio. With --out its "
                     + "sightings go into sightings.jsonl among the tags'."))
         var gatewayBeacons = false
 

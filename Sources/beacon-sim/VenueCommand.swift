@@ -26,7 +26,7 @@ struct VenueCommand: ParsableCommand {
     @Flag(
         help: ArgumentHelp(
             "Name each gateway's own beacon (beacon:), the ids `beacon-sim run --gateway-beacons` advertises, so that "
-                + "`beacon-hub replay` keeps them as links (issue 22)."))
+                + "`beacon-hub replay` keeps them as links."))
     var gatewayBeacons = false
 
     func validate() throws {

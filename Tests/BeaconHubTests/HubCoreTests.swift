@@ -306,7 +306,7 @@ import ZoneInference
         #expect(core.gateways["gw-a"]?.online == false)
     }
 
-    /// A gateway's own beacon (issue 22), announced in its status: what other gateways hear of it is a link, kept
+    /// A gateway's own beacon, announced in its status: what other gateways hear of it is a link, kept
     /// apart from the tags, even where a region would track it; a gateway hearing itself is left out.
     @Test func theGatewaysOwnBeaconsAreLinksNotTags() throws {
         let own = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:900:2"
@@ -407,7 +407,7 @@ import ZoneInference
     /// `since` is when the tag entered its current state: for a named tag never heard, when the hub began tracking;
     /// for a tag heard but in no zone, its first sighting — never 0. With the zone HMM, whose "too weak for any zone"
     /// this scenario needs: the `position` method places a tag heard at −99 dBm by gw-a alone in the far end of b
-    /// (gw-b's silence costs little against 15 % packet loss), a weakness noted in issue 19.
+    /// (gw-b's silence costs little against 15 % packet loss), a known weakness.
     /// A hub whose input arrives late (busy, a slow link, long agent batches) decides late, not never: judged on
     /// its own clock, every reading was older than `staleSeconds` at each tick and the tag was never placed.
     @Test(arguments: [0.0, 5.0, 20.0])

@@ -58,7 +58,7 @@ import Testing
                     x: RandomBatch.double(using: &random), y: RandomBatch.double(using: &random),
                     radius: RandomBatch.double(using: &random))
                 : nil)
-        // Tag health (issue 23).
+        // Tag health.
         if random.chance(0.5) {
             tagState.lastSeenZone = ZoneID(rawValue: id(using: &random))!
             tagState.lastSeenGateway = random.chance(0.8) ? GatewayID(rawValue: id(using: &random))! : nil

@@ -3,7 +3,7 @@ import BrokerTestSupport
 import Foundation
 import Testing
 
-/// Tags' health in the history (issue 23) on both databases: each tag's row upserted and read back at start, its hourly
+/// Tags' health in the history on both databases: each tag's row upserted and read back at start, its hourly
 /// battery readings kept one per hour (the newest of the hour wins) for eight weeks back, pruned by retention, and
 /// forgotten with the tag.
 @Suite struct TagHealthStoreTests {

@@ -110,8 +110,8 @@ final class DashboardFixture: Sendable {
         board.observe(topic: topic, payload: try ContractCoding.encode(value))
     }
 
-    /// A tag inside `zone` (or its state without a zone), heard by `gateway`; with its health as the hub adds it
-    /// (issue 23): when it was last heard (`lastSeen`, default `t`; none when `neverHeard`) and where, its battery and
+    /// A tag inside `zone` (or its state without a zone), heard by `gateway`; with its health as the hub adds it:
+    /// when it was last heard (`lastSeen`, default `t`; none when `neverHeard`) and where, its battery and
     /// TLM frame, and `missing`.
     func place(
         _ tag: String, in zone: String?, state: TagState.State = .inside, minor: Int = 1, major: Int = 1,

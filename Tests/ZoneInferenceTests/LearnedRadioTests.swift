@@ -4,7 +4,7 @@ import Testing
 
 @testable import ZoneInference
 
-/// What the gateways' links taught, folded into the engine live (`ZoneEngine.apply`, issue 22).
+/// What the gateways' links taught, folded into the engine live (`ZoneEngine.apply`).
 @Suite struct LearnedRadioTests {
     /// `hmm`: the learned gains become the gateways' offsets, except where the calibration file gives one.
     @Test func theHMMTakesTheGainsWhereTheCalibrationIsSilent() throws {

@@ -4,7 +4,7 @@ import Simulator
 import Testing
 import ZoneInference
 
-/// Self-calibration from gateway beacons (issue 22): simulated venues whose gateways' receive gains are off by up to
+/// Self-calibration from gateway beacons: simulated venues whose gateways' receive gains are off by up to
 /// ±6 dB, every gateway advertising its own beacon for 30 simulated minutes; the links alone give each gateway's gain
 /// back. Training seeds only (docs/accuracy.md): this is where the model's settings may be chosen.
 @Suite struct LinkCalibrationTests {

@@ -1,5 +1,5 @@
 // A plain C parse of HCI LE Advertising Report events, written for beacon-bench as the yardstick of the agent's
-// decoding (issue 21): the least any decoder must do with the same bytes. Not used by the programs.
+// decoding: the least any decoder must do with the same bytes. Not used by the programs.
 #ifndef BENCH_PARSE_H
 #define BENCH_PARSE_H
 
