@@ -7,7 +7,7 @@ demo:
 test:
 	bash scripts/test.sh
 
-# The edit loop: the build and the unit suites only (no broker, database server, browser or program started).
+# The edit loop: the build and the unit suites only (no broker, database server, browser, hub or agent started).
 test-quick:
 	bash scripts/test.sh --quick
 

@@ -5,7 +5,7 @@
 #
 #   scripts/test.sh           every test (`make test`, CI)
 #   scripts/test.sh --quick   the build and the unit round only: every suite that needs no broker, database server,
-#                             browser or running program (`make test-quick`, for the edit loop)
+#                             browser, hub or agent (`make test-quick`, for the edit loop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0

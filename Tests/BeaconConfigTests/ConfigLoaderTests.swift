@@ -161,7 +161,10 @@ import Testing
     }
 
     /// The example files shipped in config/ must load: they are what operators copy.
-    @Test(arguments: ["agent.yaml", "hub.yaml", "hub-store.yaml", "hub-museum-harsh.yaml", "hub-flat-kolakowski.yaml"])
+    @Test(arguments: [
+        "agent.yaml", "hub.yaml", "hub-store.yaml", "hub-museum-harsh.yaml", "hub-flat-kolakowski.yaml",
+        "hub-tetam-hall.yaml",
+    ])
     func shippedExamplesLoad(name: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()

@@ -13,6 +13,7 @@ import Testing
     static let storeVenue = root.appendingPathComponent("config/venues/store.yaml").path
     static let shipped = [
         "agent.yaml", "hub.yaml", "hub-store.yaml", "hub-museum-harsh.yaml", "hub-flat-kolakowski.yaml",
+        "hub-tetam-hall.yaml",
     ]
 
     let directory: URL

@@ -7,7 +7,7 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test(arguments: ["museum", "museum-harsh", "store"])
+    @Test(arguments: ["museum", "museum-harsh", "store", "flat-kolakowski", "tetam-hall"])
     func shippedVenuesLoad(name: String) throws {
         let venue = try VenueLoader.load(from: Self.root.appendingPathComponent("config/venues/\(name).yaml").path)
         #expect(!venue.zones.isEmpty)
