@@ -27,6 +27,8 @@ import math
 import os
 import sys
 
+from recordings import truth_intervals, write_plan, write_truth
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "data", "recorded", "flat_ble_uwb_kolakowski")
 BEACON = "ibeacon:4b6f6c61-6b6f-7773-6b69-000000000001:1:1"  # the one tag; "Kolakowski" in the UUID's first bytes
@@ -104,31 +106,14 @@ def write_run(rows, directory):
                 count += 1
     if rows[0][1] is None:
         return count, None
-    intervals = []  # [zone, enter, exit]
-    for t, (x, y), _ in rows:
-        zone = zone_of(x, y)
-        if intervals and intervals[-1][0] == zone:
-            intervals[-1][2] = t
-        else:
-            if intervals:
-                intervals[-1][2] = t
-            intervals.append([zone, t, t])
-    with open(os.path.join(directory, "positions.jsonl"), "w") as file:
-        for t, (x, y), _ in rows:
-            file.write(json.dumps({"tag": TAG, "t": t, "x": round(x, 3), "y": round(y, 3)}, separators=(",", ":")) + "\n")
-    with open(os.path.join(directory, "truth.jsonl"), "w") as file:
-        for zone, enter, exit_ in intervals:
-            file.write(json.dumps({"tag": TAG, "zone": zone, "enter": enter, "exit": exit_}) + "\n")
-    with open(os.path.join(directory, "plan.yaml"), "w") as file:
-        file.write("# Calibration plan written by scripts/kolakowski-to-sightings.py: the robot's stays in one zone.\n")
-        file.write(f'beacon: "{BEACON}"\nstops:\n')
-        for zone, enter, exit_ in intervals:
-            if exit_ - enter >= MIN_STOP:
-                file.write(f"  - {{ zone: {zone}, from: {enter + STOP_MARGIN:.3f}, to: {exit_ - STOP_MARGIN:.3f} }}\n")
-        # The route: where the robot was (its UWB position) at every row, for the position method's map.
-        file.write("route:\n")
-        for t, (x, y), _ in rows:
-            file.write(f"  - {{ t: {t}, x: {round(x, 3)}, y: {round(y, 3)} }}\n")
+    # Where the robot was (its UWB position) at every row: the truth, and the plan's route for the position map.
+    moments = [(t, x, y) for t, (x, y), _ in rows]
+    intervals = truth_intervals(moments, zone_of)
+    write_truth(directory, TAG, moments, intervals)
+    write_plan(
+        os.path.join(directory, "plan.yaml"),
+        "Calibration plan written by scripts/kolakowski-to-sightings.py: the robot's stays in one zone.",
+        BEACON, moments, intervals, MIN_STOP, STOP_MARGIN)
     return count, intervals
 
 

@@ -28,6 +28,8 @@ import json
 import os
 import sys
 
+from recordings import truth_intervals, write_plan, write_truth
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "data", "recorded", "tetam_hall_philotuxo")
 BEACON = "ibeacon:7e7a3000-0000-4000-8000-e78f135624ce:1:1"  # the one beacon; its MAC in the UUID's last bytes
@@ -98,34 +100,12 @@ def write_run(rows, directory):
     for t, _, _, x, y in rows:
         if not positions or (positions[-1][1], positions[-1][2]) != (x, y):
             positions.append((round(t, 3), x, y))
-    intervals = []  # [zone, enter, exit]
-    for t, x, y in positions:
-        zone = zone_of(x, y)
-        if intervals and intervals[-1][0] == zone:
-            intervals[-1][2] = t
-        else:
-            if intervals:
-                intervals[-1][2] = t
-            intervals.append([zone, t, t])
-    intervals[-1][2] = round(rows[-1][0], 3)
-    with open(os.path.join(directory, "positions.jsonl"), "w") as file:
-        for t, x, y in positions:
-            file.write(json.dumps({"tag": TAG, "t": t, "x": round(x, 3), "y": round(y, 3)}, separators=(",", ":")))
-            file.write("\n")
-    with open(os.path.join(directory, "truth.jsonl"), "w") as file:
-        for zone, enter, exit_ in intervals:
-            file.write(json.dumps({"tag": TAG, "zone": zone, "enter": enter, "exit": exit_}) + "\n")
-    with open(os.path.join(directory, "plan.yaml"), "w") as file:
-        file.write("# Calibration plan written by scripts/tetam-to-sightings.py: the beacon's stays in one zone.\n")
-        file.write(f'beacon: "{BEACON}"\nstops:\n')
-        stops = [(zone, enter, exit_) for zone, enter, exit_ in intervals if exit_ - enter >= MIN_STOP]
-        for zone, enter, exit_ in stops:
-            file.write(f"  - {{ zone: {zone}, from: {enter + STOP_MARGIN:.3f}, to: {exit_ - STOP_MARGIN:.3f} }}\n")
-        if not stops:
-            file.write("  []\n")
-        file.write("route:\n")
-        for t, x, y in positions:
-            file.write(f"  - {{ t: {t}, x: {round(x, 3)}, y: {round(y, 3)} }}\n")
+    intervals = truth_intervals(positions, zone_of, until=round(rows[-1][0], 3))
+    write_truth(directory, TAG, positions, intervals)
+    write_plan(
+        os.path.join(directory, "plan.yaml"),
+        "Calibration plan written by scripts/tetam-to-sightings.py: the beacon's stays in one zone.",
+        BEACON, positions, intervals, MIN_STOP, STOP_MARGIN)
     return intervals
 
 
