@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Regenerates docs/accuracy.md: the test set of random venues (every family, uncalibrated and calibrated, beside the
-# oracle, the nominal model and the baseline), the hand-made venues (training data), the confirmation-time table and
-# the recorded Kolakowski flat (its calibration run is training data, test_robot test data).
+# Regenerates docs/accuracy.md: the real recordings (the Kolakowski flat: its calibration run is training data,
+# test_robot test data; the TETAM hall: its straight walks are training data, the other tracks test data; each beside
+# the strongest gateway and the fingerprint reference, `beacon-sim fingerprint`), the test set of random venues
+# (every family, uncalibrated and calibrated, beside the oracle, the nominal model and the baseline), the hand-made
+# venues (training data) and the confirmation-time table.
 #
 #   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m]
-#                       [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug]
+#                       [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--recordings] [--debug]
 #                       [--static-swift-stdlib] [--bin DIR]
 #
 # Builds release binaries (--debug: the debug build instead, which optimizes the targets that compute and runs the
@@ -23,8 +25,9 @@
 # given each run's exact radio map (the limit of any calibration: `beacon-sim bench --exact-map`), about 55 minutes
 # more, and the strolling runs replayed with the maps a walk by zones could know at best (scripts/map-limits.sh),
 # about 17 minutes more. --smoke is the quick
-# check `make test` runs: two venues, two simulated minutes, one hand-made venue, the flat, one venue's links; the
-# report goes to DIR/accuracy.md and is checked for its tables. Needs python3 and data/recorded (or
+# check `make test` runs: two venues, two simulated minutes, one hand-made venue, the recordings, one venue's links;
+# the report goes to DIR/accuracy.md and is checked for its tables. --recordings runs the real recordings alone (about
+# a minute) into DIR/accuracy.md. Needs python3 and data/recorded (or
 # $BEACONTRACKER_RECORDED_DATA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,11 +44,12 @@ phone_venues=100
 phone_seconds=60
 report=
 smoke=0
+recordings_only=0
 configuration=release
 static=()
 shipped="museum store museum-harsh"
 seeds="1 2"
-usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--debug] [--static-swift-stdlib] [--bin DIR]"
+usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--recordings] [--debug] [--static-swift-stdlib] [--bin DIR]"
 built=
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -58,6 +62,7 @@ while [ $# -gt 0 ]; do
         --phone-venues) phone_venues=$2; shift 2 ;;
         --phone-seconds) phone_seconds=$2; shift 2 ;;
         --smoke) smoke=1; shift ;;
+        --recordings) recordings_only=1; shift ;;
         --debug) configuration=debug; shift ;;
         --static-swift-stdlib) static=(--static-swift-stdlib); shift ;;
         --bin) built=$2; shift 2 ;;
@@ -75,11 +80,15 @@ if [ "$smoke" = 1 ]; then
     links_learn=1m
     phone_venues=1
 fi
+if [ "$recordings_only" = 1 ]; then
+    links_venues=0
+    phone_venues=0
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-report=${report:-$([ "$smoke" = 1 ] && echo "$out/accuracy.md" || echo docs/accuracy.md)}
-rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/links" "$out/gains" "$out/phone"
-mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat"
+report=${report:-$([ "$smoke" = 1 ] || [ "$recordings_only" = 1 ] && echo "$out/accuracy.md" || echo docs/accuracy.md)}
+rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/hall" "$out/links" "$out/gains" "$out/phone"
+mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/hall"
 
 build_began=$(date +%s)
 if [ -n "$built" ]; then
@@ -102,13 +111,15 @@ commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources || echo 
 began=$(date +%s)
 start=1763812800
 
-echo "accuracy: test set, $venues venues of seeds 1001..1100, $duration each (uncalibrated and calibrated)"
-"$bin/beacon-sim" bench --venues "$venues" --seeds 1001..1100 --duration "$duration" --also-calibrated --json \
-    --out "$out/test/venues" >"$out/test/bench.json" 2>"$out/test/bench.log" || {
-    cat "$out/test/bench.log" >&2
-    exit 1
-}
-grep -E "venues in" "$out/test/bench.log" | sed "s/^/  /"
+if [ "$recordings_only" = 0 ]; then
+    echo "accuracy: test set, $venues venues of seeds 1001..1100, $duration each (uncalibrated and calibrated)"
+    "$bin/beacon-sim" bench --venues "$venues" --seeds 1001..1100 --duration "$duration" --also-calibrated --json \
+        --out "$out/test/venues" >"$out/test/bench.json" 2>"$out/test/bench.log" || {
+        cat "$out/test/bench.log" >&2
+        exit 1
+    }
+    grep -E "venues in" "$out/test/bench.log" | sed "s/^/  /"
+fi
 
 # hub.yaml with an absolute venue path and, optionally, a calibration and extra inference lines.
 config() { # BASE CALIBRATION EXTRA OUT
@@ -150,7 +161,8 @@ shipped_venue() { # VENUE SEED: one hand-made venue's run, scores and calibratio
     done
 }
 
-echo "accuracy: hand-made venues ($shipped), seeds $seeds, $shipped_duration each, two at a time"
+[ "$recordings_only" = 1 ] && shipped=
+[ -n "$shipped" ] && echo "accuracy: hand-made venues ($shipped), seeds $seeds, $shipped_duration each, two at a time"
 running=0
 for venue in $shipped; do
     for seed in $seeds; do
@@ -167,7 +179,7 @@ while [ "$running" -gt 0 ]; do
     running=$((running - 1))
 done
 
-if [ "$smoke" = 0 ]; then
+if [ "$smoke" = 0 ] && [ "$recordings_only" = 0 ]; then
     echo "accuracy: museum seed 1, confirmSeconds"
     dir=$out/shipped/museum-1
     for confirm in 0 0.5 1 2 3 5 8; do
@@ -233,6 +245,55 @@ for taps in "" zones points; do
         >"$flat/test_robot/score-calibrated$suffix.json"
 done
 
+# The fingerprint reference (docs/simulator.md): trained on the calibration run alone, as the calibration is.
+"$bin/beacon-sim" fingerprint --venue config/venues/flat-kolakowski.yaml --train "$flat/calibration" \
+    --sightings "$flat/test_robot/sightings.jsonl" --events "$flat/test_robot/fingerprint.jsonl" >"$flat/fingerprint.txt"
+"$bin/beacon-sim" score --venue config/venues/flat-kolakowski.yaml --truth "$flat/test_robot/truth.jsonl" \
+    --events "$flat/test_robot/fingerprint.jsonl" --positions "$flat/test_robot/positions.jsonl" --json \
+    >"$flat/test_robot/score-fingerprint.json"
+
+echo "accuracy: the recorded TETAM hall"
+hall=$out/hall
+hall_venue=config/venues/tetam-hall.yaml
+python3 scripts/tetam-to-sightings.py --out "$hall" \
+    ${BEACONTRACKER_RECORDED_DATA:+--data "$BEACONTRACKER_RECORDED_DATA/tetam_hall_philotuxo"} >"$hall/convert.txt"
+mapfile -t hall_training <"$hall/training.txt"
+mapfile -t hall_test <"$hall/test.txt"
+config config/hub-tetam-hall.yaml "" "" "$hall/hub.yaml"
+for track in "${hall_training[@]}" "${hall_test[@]}"; do
+    score "$hall_venue" "$hall/$track" "$hall/hub.yaml" events.jsonl --sightings "$hall/$track/sightings.jsonl" \
+        --positions "$hall/$track/positions.jsonl" >"$hall/$track/score.json"
+done
+# Calibrated from the training walks end to end: with their route, and tapped as zones as the calibration page does.
+for taps in "" zones; do
+    suffix=${taps:+-$taps}
+    "$bin/beacon-hub" calibrate --config "$hall/hub.yaml" "$hall/calibration/sightings.jsonl" \
+        --plan "$hall/calibration/plan.yaml" ${taps:+--taps "$taps"} --out "$hall/calibration$suffix.yaml" \
+        >"$hall/calibrate$suffix.txt"
+    config config/hub-tetam-hall.yaml "$hall/calibration$suffix.yaml" "" "$hall/hub-calibrated$suffix.yaml"
+    for track in "${hall_test[@]}"; do
+        score "$hall_venue" "$hall/$track" "$hall/hub-calibrated$suffix.yaml" "events-calibrated$suffix.jsonl" \
+            --positions "$hall/$track/positions.jsonl" >"$hall/$track/score-calibrated$suffix.json"
+    done
+done
+# The fingerprint reference two ways: trained on the training walks (each training walk scored with the other
+# training walks: leave one walk out), and trained on every other track of the hall, test tracks included (what the
+# hall's labelled data allow at best; the engine never sees a test track).
+fingerprint() { # TRACK NAME TRAINING-TRACKS…
+    local track=$1 name=$2
+    shift 2
+    local runs=() other
+    for other in "$@"; do [ "$other" != "$track" ] && runs+=(--train "$hall/$other"); done
+    "$bin/beacon-sim" fingerprint --venue "$hall_venue" "${runs[@]}" --sightings "$hall/$track/sightings.jsonl" \
+        --events "$hall/$track/$name.jsonl" >"$hall/$track/$name.txt"
+    "$bin/beacon-sim" score --venue "$hall_venue" --truth "$hall/$track/truth.jsonl" --events "$hall/$track/$name.jsonl" \
+        --positions "$hall/$track/positions.jsonl" --json >"$hall/$track/score-$name.json"
+}
+for track in "${hall_training[@]}" "${hall_test[@]}"; do
+    fingerprint "$track" fingerprint "${hall_training[@]}"
+    fingerprint "$track" fingerprint-all "${hall_training[@]}" "${hall_test[@]}"
+done
+
 ended=$(date +%s)
 cat >"$out/meta.json" <<EOF
 {"command": "$command_line", "commit": "$commit",
@@ -247,6 +308,9 @@ echo "accuracy: $report written in $((ended - began)) s (build $((began - build_
 if [ "$smoke" = 1 ]; then
     for expected in '^## The test set, per family' '^\| \*\*all\*\* \| 2 \|' \
         '^## The hand-made venues' '^## Real data: a recorded flat' '^\*\*test_robot \(test\)\*\*' \
+        '^\| fingerprint reference, trained on the calibration run \| [0-9.]+ % \|' \
+        '^## The engine.s targets on the real recordings' '^## Real data: the TETAM hall' \
+        '^\| \*\*all test tracks, pooled by time\*\* \| [0-9.]+ % / [0-9.]+ % \|' \
         '^## Self-calibration from the gateways' '^\| after 1 minute of learning, mean of venues' \
         '^\*\*The fit alone, on 2 venues of the test set' \
         '^## Calibrated from a phone walk' '^\*\*The engine.s own limit\.\*\* ' \
@@ -259,6 +323,12 @@ if [ "$smoke" = 1 ]; then
     if grep -E '^\| [a-z]+ \(|^\| \*\*all' "$report" | grep -q '–'; then
         grep -E '^\| [a-z]+ \(|^\| \*\*all' "$report" >&2
         echo "accuracy: a family row of the report has a missing figure: $report" >&2
+        exit 1
+    fi
+    # Every cell of the hall's test tracks is a figure: each method, all moments and away from boundaries.
+    if grep -E '^\| `(rectangular|zigzagging)_' "$report" | grep -q '–'; then
+        grep -E '^\| `(rectangular|zigzagging)_' "$report" >&2
+        echo "accuracy: a test track of the hall has a missing figure: $report" >&2
         exit 1
     fi
     echo "accuracy: smoke report ok"

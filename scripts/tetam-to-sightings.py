@@ -9,7 +9,8 @@ in data/recorded/tetam_hall_philotuxo/ (its README and LICENSE.md; data/recorded
 
 writes, for each track of trk/, OUT/<track>/sightings.jsonl, truth.jsonl, positions.jsonl (the beacon's position at
 every line, for `beacon-sim score --positions`) and plan.yaml (its stays in one zone and its route, for
-`beacon-hub calibrate --plan`), and OUT/calibration/ the same for the calibration walks one after another. The
+`beacon-hub calibrate --plan`), OUT/calibration/ the same for the calibration walks one after another, and
+OUT/training.txt and OUT/test.txt, the names of the training and the test tracks, one a line. The
 venue is config/venues/tetam-hall.yaml; which tracks are calibration and which are test is fixed here (TRAINING,
 TEST) and in docs/accuracy.md, chosen before any figure was looked at.
 
@@ -137,6 +138,9 @@ def main():
             shift = 0.0 if not calibration else rows[0][0] - calibration[-1][0] - 1.0
             calibration += [(t - shift, gateway, rssi, x, y) for t, gateway, rssi, x, y in rows]
     describe("calibration", calibration, write_run(calibration, os.path.join(args.out, "calibration")))
+    for name, tracks in (("training", TRAINING), ("test", TEST)):
+        with open(os.path.join(args.out, f"{name}.txt"), "w") as file:
+            file.write("".join(track + "\n" for track in tracks))
     print(f"dropped {dropped_all} receptions with an RSSI of 0 dBm or more")
 
 

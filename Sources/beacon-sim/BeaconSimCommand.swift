@@ -15,8 +15,8 @@ struct BeaconSimCommand: AsyncParsableCommand {
         discussion: "Venue files: docs/venue.md. Output formats: docs/simulator.md.",
         version: BeaconTrackerVersion.current,
         subcommands: [
-            Run.self, CalibrationWalkCommand.self, RadioMapCommand.self, Score.self, VenueCommand.self,
-            BenchCommand.self,
+            Run.self, CalibrationWalkCommand.self, RadioMapCommand.self, Score.self, FingerprintCommand.self,
+            VenueCommand.self, BenchCommand.self,
         ]
     )
 
