@@ -193,11 +193,25 @@ package struct PositionMap: Sendable {
         Self.thin(cells(of: g, atLeast: level), to: most, into: &picks, where: isStart)
     }
 
+    /// Every update's reseed: of each stretch of `cells` as long as at most `most` stretches need, the first start
+    /// cell (`isStart`: a cell in a zone), into `picks`. Without copying the candidates first: a stretch of cells
+    /// outside every zone is skipped, cell by cell, and gives none.
+    func reseedCells(_ cells: ArraySlice<Int32>, most: Int, into picks: inout [Int32]) {
+        picks.removeAll(keepingCapacity: true)
+        let stride = max((cells.count + most - 1) / most, 1)
+        for first in Swift.stride(from: cells.startIndex, to: cells.endIndex, by: stride) {
+            for k in first..<min(first + stride, cells.endIndex) where isStart[Int(cells[k])] {
+                picks.append(cells[k])
+                break
+            }
+        }
+    }
+
     /// Every k-th of `cells` (of those `mask` admits), so that at most `most` remain, into `picks`.
     static func thin(_ cells: ArraySlice<Int32>, to most: Int, into picks: inout [Int32], where mask: [Bool]?) {
         picks.removeAll(keepingCapacity: true)
         guard let mask else {
-            // Every update's reseed: stride through the candidates without copying them all first.
+            // Stride through the candidates without copying them all first.
             let stride = max((cells.count + most - 1) / most, 1)
             for k in Swift.stride(from: cells.startIndex, to: cells.endIndex, by: stride) { picks.append(cells[k]) }
             return

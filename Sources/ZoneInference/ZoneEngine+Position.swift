@@ -241,10 +241,12 @@ extension ZoneEngine {
         // A little probability goes where the loudest reading says the tag may be (within `reseedMarginDB` of the
         // level there), so that a belief gone wrong recovers: at most a quarter of `maxCells`, every k-th of them
         // (spread thinner, the reseed lost every pruning to the old belief's cells, and a 20 m jump took 10 s to
-        // follow on 0.5 m cells).
+        // follow on 0.5 m cells), and only in zones: reseeded outside them too, where no door leads from inside, a
+        // belief of faint readings settled out there and held the tag's zone for as long as it stayed
+        // (`WeakStartTests`).
         let candidates = map.cells(
             of: Int(loudest.gateway), atLeast: Float(loudest.rssi) - power - belief.offset - Self.reseedMarginDB)
-        PositionMap.thin(candidates, to: max(Int(settings.maxCells) / 4, 1), into: &picks, where: nil)
+        map.reseedCells(candidates, most: max(Int(settings.maxCells) / 4, 1), into: &picks)
         belief.mix(picks[...], share: Self.reseedShare, scratch: &position.scratch)
         if track.txPower == nil {
             chooseOffset(&belief, readings: readings, expected: expected, power: power, dt: dt, map: map)
