@@ -208,14 +208,8 @@ package struct PositionMap: Sendable {
     }
 
     /// Every k-th of `cells` (of those `mask` admits), so that at most `most` remain, into `picks`.
-    static func thin(_ cells: ArraySlice<Int32>, to most: Int, into picks: inout [Int32], where mask: [Bool]?) {
+    static func thin(_ cells: ArraySlice<Int32>, to most: Int, into picks: inout [Int32], where mask: [Bool]) {
         picks.removeAll(keepingCapacity: true)
-        guard let mask else {
-            // Stride through the candidates without copying them all first.
-            let stride = max((cells.count + most - 1) / most, 1)
-            for k in Swift.stride(from: cells.startIndex, to: cells.endIndex, by: stride) { picks.append(cells[k]) }
-            return
-        }
         for cell in cells where mask[Int(cell)] { picks.append(cell) }
         guard picks.count > most else { return }
         let stride = (picks.count + most - 1) / most
