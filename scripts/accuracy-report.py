@@ -500,12 +500,11 @@ def hall_section(root):
     out.append("| **all test tracks, pooled by time** | " + " | ".join(
         both(pooled_scores([recording_score(base, t, n, k) for t in test])) for _, n, k in methods) + " |")
     out += [""]
-    training_methods = [m for m in HALL_METHODS if m[1] in ("score.json", "score-fingerprint.json",
-                                                            "score-fingerprint-all.json")]
+    training_methods = [m for m in HALL_METHODS if any(recording_score(base, t, m[1], m[2]) for t in training)]
     if training:
         out += [
-            "**Training walks** (the fingerprint reference on the training walks: trained on the other four, one walk"
-            " left out at a time)",
+            "**Training walks** (calibrated, and the fingerprint reference on the training walks: from the other four,"
+            " one walk left out at a time)",
             "",
             "| track | " + " | ".join(label for label, _, _ in training_methods) + " |",
             "|---" * (len(training_methods) + 1) + "|",
@@ -513,6 +512,9 @@ def hall_section(root):
         for track in training:
             out.append(f"| `{track}` | " + " | ".join(
                 both(recording_score(base, track, n, k)) for _, n, k in training_methods) + " |")
+        out.append("| **all training walks, pooled by time** | " + " | ".join(
+            both(pooled_scores([recording_score(base, t, n, k) for t in training])) for _, n, k in training_methods)
+            + " |")
         out += [""]
     out += ["<details><summary>Every score of the hall's test tracks</summary>", ""]
     for track in test:

@@ -275,6 +275,16 @@ for taps in "" zones; do
         score "$hall_venue" "$hall/$track" "$hall/hub-calibrated$suffix.yaml" "events-calibrated$suffix.jsonl" \
             --positions "$hall/$track/positions.jsonl" >"$hall/$track/score-calibrated$suffix.json"
     done
+    # Each training walk calibrated from the other four (leave one walk out): what calibration does to a walk, and
+    # to a zone, it did not learn from, on training data.
+    for track in "${hall_training[@]}"; do
+        others=$hall/calibration-without-$track
+        "$bin/beacon-hub" calibrate --config "$hall/hub.yaml" "$others/sightings.jsonl" --plan "$others/plan.yaml" \
+            ${taps:+--taps "$taps"} --out "$others/calibration$suffix.yaml" >"$others/calibrate$suffix.txt"
+        config config/hub-tetam-hall.yaml "$others/calibration$suffix.yaml" "" "$others/hub-calibrated$suffix.yaml"
+        score "$hall_venue" "$hall/$track" "$others/hub-calibrated$suffix.yaml" "events-calibrated$suffix.jsonl" \
+            --positions "$hall/$track/positions.jsonl" >"$hall/$track/score-calibrated$suffix.json"
+    done
 done
 # The fingerprint reference two ways: trained on the training walks (each training walk scored with the other
 # training walks: leave one walk out), and trained on every other track of the hall, test tracks included (what the

@@ -9,8 +9,9 @@ in data/recorded/tetam_hall_philotuxo/ (its README and LICENSE.md; data/recorded
 
 writes, for each track of trk/, OUT/<track>/sightings.jsonl, truth.jsonl, positions.jsonl (the beacon's position at
 every line, for `beacon-sim score --positions`) and plan.yaml (its stays in one zone and its route, for
-`beacon-hub calibrate --plan`), OUT/calibration/ the same for the calibration walks one after another, and
-OUT/training.txt and OUT/test.txt, the names of the training and the test tracks, one a line. The
+`beacon-hub calibrate --plan`), OUT/calibration/ the same for the calibration walks one after another,
+OUT/calibration-without-<track>/ the same for every calibration walk but one (to score that one against a
+calibration that never saw it: leave one walk out), and OUT/training.txt and OUT/test.txt, the names of the training and the test tracks, one a line. The
 venue is config/venues/tetam-hall.yaml; which tracks are calibration and which are test is fixed here (TRAINING,
 TEST) and in docs/accuracy.md, chosen before any figure was looked at.
 
@@ -110,6 +111,15 @@ def write_run(rows, directory):
     return intervals
 
 
+def end_to_end(runs):
+    """The runs one after another, each gap closed to one second: one walk for `beacon-hub calibrate`."""
+    joined = []
+    for rows in runs:
+        shift = 0.0 if not joined else rows[0][0] - joined[-1][0] - 1.0
+        joined += [(t - shift, gateway, rssi, x, y) for t, gateway, rssi, x, y in rows]
+    return joined
+
+
 def describe(name, rows, intervals):
     seconds = {}
     for zone, enter, exit_ in intervals:
@@ -126,7 +136,7 @@ def main():
     parser.add_argument("--out", required=True, help="output folder (one sub-folder per track, and calibration/)")
     args = parser.parse_args()
     aliases = read_devices(os.path.join(args.data, "cnf", "tetam.dev"))
-    calibration, dropped_all = [], 0
+    calibration, dropped_all, walks = [], 0, {}
     for track in TRAINING + TEST:
         path = os.path.join(args.data, "trk", f"{track}_all_sensors.mbd")
         if not os.path.exists(path):
@@ -135,9 +145,12 @@ def main():
         dropped_all += dropped
         describe(track, rows, write_run(rows, os.path.join(args.out, track)))
         if track in TRAINING:
-            shift = 0.0 if not calibration else rows[0][0] - calibration[-1][0] - 1.0
-            calibration += [(t - shift, gateway, rssi, x, y) for t, gateway, rssi, x, y in rows]
+            walks[track] = rows
+    calibration = end_to_end([walks[track] for track in TRAINING])
     describe("calibration", calibration, write_run(calibration, os.path.join(args.out, "calibration")))
+    for left_out in TRAINING:
+        rest = end_to_end([walks[track] for track in TRAINING if track != left_out])
+        write_run(rest, os.path.join(args.out, f"calibration-without-{left_out}"))
     for name, tracks in (("training", TRAINING), ("test", TEST)):
         with open(os.path.join(args.out, f"{name}.txt"), "w") as file:
             file.write("".join(track + "\n" for track in tracks))

@@ -142,11 +142,14 @@ public enum Bench {
     /// where they are tapped every few seconds as they go (`beacon-sim calibration-walk --dwell [--stroll]`,
     /// `beacon-hub calibrate --taps points|zones|route`).
     ///
+    /// `walkSkipEvery`: the walk leaves out every K-th zone (`beacon-sim calibration-walk --skip-every`), as a venue
+    /// calibrated only in part is.
+    ///
     /// `exactMap`: the hub is also replayed over the same run given the run's exact radio map (`beacon-sim radio-map`
     /// into `Files.exactMap`, replayed with `Files.exactMapHub`), the limit of any calibration of this engine.
     public static func steps(
         seed: UInt64, duration: String, calibrated: Bool, alsoCalibrated: Bool = false, phoneWalk: Double? = nil,
-        phoneStroll: Bool = false, strollPoints: Bool = false, exactMap: Bool = false
+        phoneStroll: Bool = false, strollPoints: Bool = false, walkSkipEvery: Int? = nil, exactMap: Bool = false
     ) -> [Step] {
         let score = [
             "score", "--venue", Files.venue, "--truth", "run/truth.jsonl", "--near-boundary", Files.nearBoundary,
@@ -167,7 +170,8 @@ public enum Bench {
                     arguments: [
                         "calibration-walk", Files.venue, "--out", "walk", "--seed", "\(seed)", "--start",
                         "\(Int(walkStart))",
-                    ] + (phoneWalk.map { ["--dwell", "\($0)"] + (phoneStroll ? ["--stroll"] : []) } ?? ["--stroll"])),
+                    ] + (phoneWalk.map { ["--dwell", "\($0)"] + (phoneStroll ? ["--stroll"] : []) } ?? ["--stroll"])
+                        + (walkSkipEvery.map { ["--skip-every", "\($0)"] } ?? [])),
                 Step(
                     name: "calibrate", program: .hub,
                     arguments: [

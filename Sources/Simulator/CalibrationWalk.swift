@@ -18,8 +18,11 @@ public enum CalibrationWalk {
     }
 
     /// Writes `sightings.jsonl` and `plan.yaml` (the plan `beacon-hub calibrate --plan` reads) into `directory`.
+    /// `skipping`: zones the walker never enters (a part of the venue left unwalked: what a calibration does to the
+    /// zones it has no readings of).
     public static func writeFiles(
-        venue: Venue, seed: UInt64, start: Double, dwell: Double, strolling: Bool = false, directory: String
+        venue: Venue, seed: UInt64, start: Double, dwell: Double, strolling: Bool = false,
+        skipping: Set<ZoneID> = [], directory: String
     ) throws -> Summary {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let writer = try LineFileWriter(path: "\(directory)/sightings.jsonl")
@@ -42,7 +45,7 @@ public enum CalibrationWalk {
         // The route: where the tag was, every `routeSeconds` of each stop (a stroll's ellipse, or the standing spot at
         // both ends), as a person marking points as they pass would give it.
         var route: [String] = []
-        for zone in venue.zones {
+        for zone in venue.zones where !skipping.contains(zone.id) {
             let standing = standingSpot(in: zone.shape, using: &walk)
             var fading = venue.gateways.map { _ in
                 FadingProcess(sigma: venue.radio.fadingSigma, tau: venue.radio.fadingTauSeconds, using: &walk)
@@ -83,7 +86,14 @@ public enum CalibrationWalk {
         plan += ["route:"] + route
         try (plan.joined(separator: "\n") + "\n").write(
             toFile: "\(directory)/plan.yaml", atomically: true, encoding: .utf8)
-        return Summary(sightings: writer.lines, stops: venue.zones.count)
+        return Summary(sightings: writer.lines, stops: venue.zones.count { !skipping.contains($0.id) })
+    }
+
+    /// The zones a walk that leaves out every `every`-th zone of the venue's order skips: the `every`-th, the
+    /// 2 × `every`-th and so on (none for `every` below 2: a walk must enter some zone).
+    public static func everyOther(_ every: Int, of venue: Venue) -> Set<ZoneID> {
+        guard every >= 2 else { return [] }
+        return Set(venue.zones.enumerated().filter { ($0.offset + 1) % every == 0 }.map(\.element.id))
     }
 
     /// Seconds between the route's points.

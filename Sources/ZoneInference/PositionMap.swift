@@ -108,6 +108,22 @@ package struct PositionMap: Sendable {
         radio.bodyLossDB = settings.bodyLossDB
         noise = ReadingNoise(radio: radio, extraVariance: extra, walking: true)
         if let calibration, calibration.hasWalk {
+            // The zones the walk never went about take the walk's level (`walkLevel`): the areas correct only their
+            // own zones.
+            let common = Self.walkLevel(
+                level: level, grid: grid, venue: venue, calibration: calibration, bias: Double(noise.meanOffset),
+                sensitivity: settings.sensitivity)
+            if common != 0 {
+                let walked = Set(
+                    (calibration.areas ?? []).compactMap { area in venue.zones.firstIndex { $0.id == area.zone } })
+                for cell in 0..<count {
+                    let zone = Int(grid.zoneOfCell[cell])
+                    guard zone < venue.zones.count, !walked.contains(zone) else { continue }
+                    for g in 0..<venue.gateways.count where level[g * count + cell] > -200 {
+                        level[g * count + cell] += Float(common)
+                    }
+                }
+            }
             fits = Self.fit(
                 level: &level, grid: grid, venue: venue, walls: walls.map(\.segment), calibration: calibration,
                 bias: Double(noise.meanOffset), sensitivity: settings.sensitivity, shaded: shaded)

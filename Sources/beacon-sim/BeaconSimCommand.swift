@@ -239,11 +239,37 @@ struct CalibrationWalkCommand: ParsableCommand {
     @Flag(help: "Walk slowly round the middle of each zone instead of standing at one spot.")
     var stroll = false
 
+    @Option(help: "A zone the walker never enters (repeatable): a part of the venue left unwalked.")
+    var skip: [String] = []
+
+    @Option(help: "Leave out every K-th zone of the venue's order (the K-th, 2K-th, …), K at least 2.")
+    var skipEvery: Int?
+
+    func validate() throws {
+        if let skipEvery, skipEvery < 2 {
+            throw ValidationError("--skip-every \(skipEvery): K must be at least 2 (a walk enters some zone)")
+        }
+    }
+
     func run() throws {
         let loaded = try loadVenueFile(venue)
+        var skipping = CalibrationWalk.everyOther(skipEvery ?? 0, of: loaded)
+        for zone in skip {
+            guard let known = loaded.zones.first(where: { $0.id.rawValue == zone }) else {
+                printError(
+                    "--skip \(zone): no such zone in \(venue) (its zones: "
+                        + loaded.zones.map(\.id.rawValue).joined(separator: ", ") + ")")
+                throw ExitCode(64)
+            }
+            skipping.insert(known.id)
+        }
+        guard skipping.count < loaded.zones.count else {
+            printError("the walk would skip every zone of \(venue): leave at least one to walk")
+            throw ExitCode(64)
+        }
         let summary = try CalibrationWalk.writeFiles(
             venue: loaded, seed: seed, start: start ?? Date().timeIntervalSince1970.rounded(.down), dwell: dwell,
-            strolling: stroll, directory: out)
+            strolling: stroll, skipping: skipping, directory: out)
         print("beacon-sim: calibration walk of \(summary.stops) zones, \(summary.sightings) sightings → \(out)")
     }
 }

@@ -59,6 +59,13 @@ struct BenchCommand: AsyncParsableCommand {
             """)
     var phoneStrollPoints = false
 
+    @Option(
+        help: """
+            With --calibrated or --also-calibrated: the walk leaves out every K-th zone of the venue (K ≥ 2), as a \
+            venue calibrated only in part is.
+            """)
+    var walkSkipEvery: Int?
+
     @Flag(
         help: """
             Also replay each venue's run with the hub given the run's exact radio map (beacon-sim radio-map): the \
@@ -82,6 +89,15 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if phoneStrollPoints && !phoneStroll {
             throw ValidationError("--phone-stroll-points is a kind of strolling walk: give --phone-stroll too")
+        }
+        if let walkSkipEvery {
+            guard calibrated || alsoCalibrated else {
+                throw ValidationError("--walk-skip-every is about the walk: give --calibrated or --also-calibrated too")
+            }
+            guard walkSkipEvery >= 2 else {
+                throw ValidationError(
+                    "--walk-skip-every \(walkSkipEvery): K must be at least 2 (a walk enters some zone)")
+            }
         }
         if phoneStroll && phoneWalk == nil {
             throw ValidationError("--phone-stroll is a kind of phone walk: give --phone-walk SECONDS too")
@@ -176,6 +192,10 @@ struct BenchCommand: AsyncParsableCommand {
                         : "strolling round each zone and tapping it")
                     : "standing at a tapped point")
         }
+        if let walkSkipEvery {
+            report.walk =
+                (report.walk ?? "a strolling walk") + ", leaving out every \(Self.ordinal(walkSkipEvery)) zone"
+        }
         var text = report.table
         if json {
             let encoder = JSONEncoder()
@@ -192,6 +212,12 @@ struct BenchCommand: AsyncParsableCommand {
             Self.note("\(failures.count) venues failed (their logs: NAME.err in each seed's folder with --out)")
             throw ExitCode(70)
         }
+    }
+
+    /// "2nd", "3rd", "4th", … for `--walk-skip-every`.
+    static func ordinal(_ k: Int) -> String {
+        let suffix = (11...13).contains(k % 100) ? "th" : [1: "st", 2: "nd", 3: "rd"][k % 10] ?? "th"
+        return "\(k)\(suffix)"
     }
 
     /// What one venue's task hands back. A struct rather than a `(UInt64, Result)` tuple: release builds (Swift 6.3)
@@ -220,7 +246,8 @@ struct BenchCommand: AsyncParsableCommand {
         }
         for step in Bench.steps(
             seed: venue.seed, duration: duration, calibrated: calibrated, alsoCalibrated: alsoCalibrated,
-            phoneWalk: phoneWalk, phoneStroll: phoneStroll, strollPoints: phoneStrollPoints, exactMap: exactMap)
+            phoneWalk: phoneWalk, phoneStroll: phoneStroll, strollPoints: phoneStrollPoints,
+            walkSkipEvery: walkSkipEvery, exactMap: exactMap)
         {
             if let required = step.requires,
                 !FileManager.default.fileExists(atPath: folder.appendingPathComponent(required).path)

@@ -105,4 +105,32 @@ import Testing
             #expect(plainTimes.contains("\(sighting.gateway.rawValue) \(Int((t * 2).rounded()))"), "\(sighting)")
         }
     }
+
+    /// A walk that skips zones never enters them: no stop and no route point in them, and the zones it does walk
+    /// each get their stop. `everyOther(3)` picks the third, sixth, … zones of the venue's order.
+    @Test func aWalkThatSkipsZonesNeverEntersThem() throws {
+        struct Plan: Decodable {
+            struct Stop: Decodable { var zone: String, from: Double, to: Double }
+            struct RoutePoint: Decodable { var t: Double, x: Double, y: Double }
+            var beacon: String
+            var stops: [Stop]
+            var route: [RoutePoint]
+        }
+        let museum = try VenueLoader.load(
+            from: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml").path)
+        let skipping = CalibrationWalk.everyOther(3, of: museum)
+        #expect(skipping.map(\.rawValue).sorted() == ["greece", "medieval", "renaissance"])
+        #expect(CalibrationWalk.everyOther(1, of: museum).isEmpty)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("walk-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let summary = try CalibrationWalk.writeFiles(
+            venue: museum, seed: 1, start: 1_763_800_000, dwell: 30, strolling: true, skipping: skipping,
+            directory: folder)
+        let plan = try ConfigLoader.load(Plan.self, from: folder + "/plan.yaml")
+        #expect(summary.stops == museum.zones.count - skipping.count)
+        #expect(plan.stops.map(\.zone) == museum.zones.filter { !skipping.contains($0.id) }.map(\.id.rawValue))
+        let skipped = museum.zones.filter { skipping.contains($0.id) }
+        #expect(!plan.route.isEmpty)
+        #expect(!plan.route.contains { point in skipped.contains { $0.shape.contains(Point(point.x, point.y)) } })
+    }
 }

@@ -15,11 +15,12 @@ struct SimulatedWalk {
     var plan: Plan
     var sightings: [SightingLine]
 
-    init(venue: Venue, seed: UInt64, dwell: Double) throws {
+    init(venue: Venue, seed: UInt64, dwell: Double, skipping: Set<ZoneID> = []) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("walk-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         _ = try CalibrationWalk.writeFiles(
-            venue: venue, seed: seed, start: 1_763_800_000, dwell: dwell, strolling: true, directory: folder)
+            venue: venue, seed: seed, start: 1_763_800_000, dwell: dwell, strolling: true, skipping: skipping,
+            directory: folder)
         plan = try ConfigLoader.load(Plan.self, from: folder + "/plan.yaml")
         let text = try String(contentsOfFile: folder + "/sightings.jsonl", encoding: .utf8)
         sightings = try text.split(separator: "\n").map {
