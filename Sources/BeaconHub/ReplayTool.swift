@@ -198,6 +198,91 @@ public enum ReplayTool {
 }
 
 extension ReplayTool {
+    /// The summary as a machine reads it (`beacon-hub replay --report FILE`, docs/hub.md "Replay"): what was read, the
+    /// events by type, the position map's exponent and, when the gateways' beacons were heard, the last fit of their
+    /// links — each gateway's receive gain and transmit offset, the exponent, each crossed wall's loss (by its index in
+    /// the venue's `walls:`) and each facing gateway's front-to-back ratio, every estimate with its standard deviation.
+    public struct Report: Sendable, Encodable {
+        public struct Estimate: Sendable, Encodable {
+            public var value: Double
+            public var sigma: Double
+
+            init(_ estimate: LinkCalibration.Estimate) {
+                value = estimate.value
+                sigma = estimate.sigma
+            }
+        }
+
+        public struct Links: Sendable, Encodable {
+            public var fitsApplied: Int
+            public var linksUsed: Int
+            public var residualSigma: Double
+            public var pathLossExponent: Estimate
+            public var receiveGains: [String: Estimate]
+            public var transmitOffsets: [String: Estimate]
+            public var wallLosses: [String: Estimate]
+            public var antennaFrontToBack: [String: Estimate]
+        }
+
+        public var sightings: Int
+        public var lines: Int
+        public var skippedLines: Int
+        public var applied: Int
+        public var late: Int
+        public var untrackedBeacons: Int
+        public var unknownGateways: Int
+        public var events: [String: Int]
+        public var from: Double?
+        public var to: Double?
+        public var wallSeconds: Double
+        public var positionExponent: Double?
+        public var gatewayBeaconSightings: Int
+        /// Absent when no fit of the links was made.
+        public var links: Links?
+        public var linkAlerts: [String: Int]
+        public var tagAlerts: [String: Int]
+
+        public init(_ summary: Summary) {
+            let counters = summary.counters
+            sightings = summary.input.sightings
+            lines = summary.input.lines
+            skippedLines = summary.input.skipped.count
+            applied = counters.applied
+            late = counters.late
+            untrackedBeacons = counters.untracked
+            unknownGateways = counters.unknownGateway
+            events = counters.events
+            from = summary.from
+            to = summary.to
+            wallSeconds = summary.wallSeconds
+            positionExponent = summary.positionExponent
+            gatewayBeaconSightings = summary.gatewayBeacons
+            linkAlerts = summary.linkAlerts
+            tagAlerts = summary.tagAlerts
+            links = summary.linkFit.map { fit in
+                func named(_ values: [GatewayID: LinkCalibration.Estimate]) -> [String: Estimate] {
+                    Dictionary(uniqueKeysWithValues: values.map { ($0.key.rawValue, Estimate($0.value)) })
+                }
+                return Links(
+                    fitsApplied: summary.linkFits, linksUsed: fit.linksUsed, residualSigma: fit.residualSigma,
+                    pathLossExponent: Estimate(fit.pathLossExponent), receiveGains: named(fit.receiveGains),
+                    transmitOffsets: named(fit.transmitOffsets),
+                    wallLosses: Dictionary(
+                        uniqueKeysWithValues: fit.wallLosses.map { (String($0.key), Estimate($0.value)) }),
+                    antennaFrontToBack: named(fit.antennaFrontToBack))
+            }
+        }
+
+        /// Pretty-printed JSON with sorted keys.
+        public func json() throws -> Data {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            return try encoder.encode(self)
+        }
+    }
+}
+
+extension ReplayTool {
     /// One carriage-return-led progress line for a terminal: a bar when the share is known, and the scan time reached.
     public static func progressLine(share: Double?, t: Double) -> String {
         let bar = share.map { share in

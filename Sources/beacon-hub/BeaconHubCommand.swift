@@ -162,6 +162,13 @@ struct BeaconHubCommand: AsyncParsableCommand {
         @Flag(help: "Add to a database that already holds visits (by default that is refused: two histories mixed).")
         var append = false
 
+        @Option(
+            help: """
+                Also write the summary as JSON to this file: counts, events by type, the position map's exponent, \
+                and the last fit of the gateways' links (gains, offsets, exponent, walls, antennas).
+                """)
+        var report: String?
+
         func validate() throws {
             guard events != nil || db != nil else {
                 throw ValidationError("give --events FILE, --db FILE, or both")
@@ -217,6 +224,14 @@ struct BeaconHubCommand: AsyncParsableCommand {
             }
             if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
             print(ReplayTool.report(summary))
+            if let report {
+                do {
+                    try ReplayTool.Report(summary).json().write(to: URL(fileURLWithPath: report))
+                } catch {
+                    printError("cannot write the report to \(report): \(error.localizedDescription) — check the path")
+                    throw ExitCode(73)
+                }
+            }
         }
     }
 

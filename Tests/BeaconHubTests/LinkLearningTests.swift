@@ -65,6 +65,22 @@ import ZoneInference
             let summary = replay.summaryMentionsGatewayBeacons
             let antennas = try #require(summary.range(of: "antennas front-to-back (dB) "))
             #expect(antennas.upperBound < (summary.range(of: "gains (dB)")?.lowerBound ?? summary.startIndex))
+            // The machine-readable report (`--report`) carries the same fit, every gateway's gain by name.
+            let report = try JSONSerialization.jsonObject(with: ReplayTool.Report(replay).json()) as? [String: Any]
+            let links = try #require(report?["links"] as? [String: Any])
+            let gains = try #require(links["receiveGains"] as? [String: [String: Double]])
+            #expect(Set(gains.keys) == Set(venue.gateways.map(\.id.rawValue)))
+            for (gateway, estimate) in fit.receiveGains {
+                #expect(abs((gains[gateway.rawValue]?["value"] ?? .nan) - estimate.value) < 1e-9)
+                #expect(abs((gains[gateway.rawValue]?["sigma"] ?? .nan) - estimate.sigma) < 1e-9)
+            }
+            #expect(links["fitsApplied"] as? Int == 2)
+            let exponent = (links["pathLossExponent"] as? [String: Double])?["value"] ?? .nan
+            #expect(abs(exponent - fit.pathLossExponent.value) < 1e-9)
+            #expect(
+                Set((links["antennaFrontToBack"] as? [String: Any])?.keys ?? [:].keys)
+                    == Set(directional.map(\.rawValue)))
+            #expect(report?["gatewayBeaconSightings"] as? Int == run.gatewayBeaconSightings)
         }
     }
 
