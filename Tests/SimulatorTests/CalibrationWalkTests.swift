@@ -6,6 +6,15 @@ import Testing
 @testable import Simulator
 
 @Suite struct CalibrationWalkTests {
+    /// What a walk's plan.yaml holds.
+    struct Plan: Decodable {
+        struct Stop: Decodable { var zone: String, from: Double, to: Double }
+        struct RoutePoint: Decodable { var t: Double, x: Double, y: Double }
+        var beacon: String
+        var stops: [Stop]
+        var route: [RoutePoint]
+    }
+
     func walk(_ venue: Venue, seed: UInt64 = 1, strolling: Bool = true) throws -> (text: Data, lines: [SightingLine]) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("walk-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -54,13 +63,6 @@ import Testing
     /// The plan's route (docs/inference.md, "Calibration") is where the walker was: every 5 s of each stop and at its
     /// end, inside the stop's zone, on the stroll's ellipse; a standing walk's route stays on one spot per stop.
     @Test func thePlansRouteIsWhereTheWalkerWas() throws {
-        struct Plan: Decodable {
-            struct Stop: Decodable { var zone: String, from: Double, to: Double }
-            struct RoutePoint: Decodable { var t: Double, x: Double, y: Double }
-            var beacon: String
-            var stops: [Stop]
-            var route: [RoutePoint]
-        }
         let museum = try VenueLoader.load(
             from: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml").path)
         for strolling in [true, false] {
@@ -109,13 +111,6 @@ import Testing
     /// A walk that skips zones never enters them: no stop and no route point in them, and the zones it does walk
     /// each get their stop. `everyOther(3)` picks the third, sixth, … zones of the venue's order.
     @Test func aWalkThatSkipsZonesNeverEntersThem() throws {
-        struct Plan: Decodable {
-            struct Stop: Decodable { var zone: String, from: Double, to: Double }
-            struct RoutePoint: Decodable { var t: Double, x: Double, y: Double }
-            var beacon: String
-            var stops: [Stop]
-            var route: [RoutePoint]
-        }
         let museum = try VenueLoader.load(
             from: VenueLoaderPaths.root.appendingPathComponent("config/venues/museum.yaml").path)
         let skipping = CalibrationWalk.everyOther(3, of: museum)
