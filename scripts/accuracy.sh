@@ -6,7 +6,8 @@
 # venues (training data) and the confirmation-time table.
 #
 #   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m]
-#                       [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--recordings] [--debug]
+#                       [--phone-venues N] [--phone-seconds S] [--foreign-venues N] [--report FILE] [--smoke]
+#                       [--recordings] [--debug]
 #                       [--static-swift-stdlib] [--bin DIR]
 #
 # Builds release binaries (--debug: the debug build instead, which optimizes the targets that compute and runs the
@@ -14,7 +15,8 @@
 # builds nothing and runs the programs already built in DIR, as `make test` does beside a running `swift test`, which
 # holds the build directory's lock), simulates into DIR (default
 # .build/accuracy) and writes the report (default docs/accuracy.md). The test set is the first N venues (default
-# 100: all) of seeds 1001..1100. About 15 minutes on two cores plus the build; the gateways' links
+# 100: all) of seeds 1001..1100. About 15 minutes on two cores plus the build; the first --foreign-venues (default
+# 100) of them again with the foreign radio (`beacon-sim bench --radio foreign`), about as long; the gateways' links
 # (scripts/links-accuracy.sh) on the
 # first --links-venues (default 20) of them, 30 simulated minutes scored after --links-learn (30m) of learning from the
 # links (0: the whole run from the start), with a phone walk of --phone-seconds a zone (strolling, zones tapped: the
@@ -42,6 +44,7 @@ links_duration=30m
 links_learn=30m
 phone_venues=100
 phone_seconds=60
+foreign_venues=100
 report=
 smoke=0
 recordings_only=0
@@ -49,7 +52,7 @@ configuration=release
 static=()
 shipped="museum store museum-harsh"
 seeds="1 2"
-usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--report FILE] [--smoke] [--recordings] [--debug] [--static-swift-stdlib] [--bin DIR]"
+usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--foreign-venues N] [--report FILE] [--smoke] [--recordings] [--debug] [--static-swift-stdlib] [--bin DIR]"
 built=
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -61,6 +64,7 @@ while [ $# -gt 0 ]; do
         --links-learn) links_learn=$2; shift 2 ;;
         --phone-venues) phone_venues=$2; shift 2 ;;
         --phone-seconds) phone_seconds=$2; shift 2 ;;
+        --foreign-venues) foreign_venues=$2; shift 2 ;;
         --smoke) smoke=1; shift ;;
         --recordings) recordings_only=1; shift ;;
         --debug) configuration=debug; shift ;;
@@ -79,15 +83,17 @@ if [ "$smoke" = 1 ]; then
     links_duration=2m
     links_learn=1m
     phone_venues=1
+    foreign_venues=2
 fi
 if [ "$recordings_only" = 1 ]; then
     links_venues=0
     phone_venues=0
+    foreign_venues=0
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 report=${report:-$([ "$smoke" = 1 ] || [ "$recordings_only" = 1 ] && echo "$out/accuracy.md" || echo docs/accuracy.md)}
-rm -rf "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/hall" "$out/links" "$out/gains" "$out/phone"
+rm -rf "$out/test" "$out/foreign" "$out/shipped" "$out/confirm" "$out/flat" "$out/hall" "$out/links" "$out/gains" "$out/phone"
 mkdir -p "$out/test" "$out/shipped" "$out/confirm" "$out/flat" "$out/hall"
 
 build_began=$(date +%s)
@@ -119,6 +125,17 @@ if [ "$recordings_only" = 0 ]; then
         exit 1
     }
     grep -E "venues in" "$out/test/bench.log" | sed "s/^/  /"
+fi
+
+if [ "$foreign_venues" -gt 0 ]; then
+    echo "accuracy: the foreign radio, $foreign_venues venues of seeds 1001..1100, $duration each"
+    mkdir -p "$out/foreign"
+    "$bin/beacon-sim" bench --venues "$foreign_venues" --seeds 1001..1100 --duration "$duration" --also-calibrated \
+        --radio foreign --json --out "$out/foreign/venues" >"$out/foreign/bench.json" 2>"$out/foreign/bench.log" || {
+        cat "$out/foreign/bench.log" >&2
+        exit 1
+    }
+    grep -E "venues in" "$out/foreign/bench.log" | sed "s/^/  /"
 fi
 
 # hub.yaml with an absolute venue path and, optionally, a calibration and extra inference lines.
@@ -211,8 +228,11 @@ if [ "$phone_venues" -gt 0 ]; then
             stroll) name=bench-stroll walking=(--phone-stroll --exact-map) ;;
             stroll-points) name=bench-stroll-points walking=(--phone-stroll --phone-stroll-points) ;;
         esac
+        # The runs, uncalibrated replays and reference scores are the test set's: taken from its bench, not made again.
+        reuse=()
+        [ "$phone_venues" -le "$venues" ] && reuse=(--runs-from "$out/test/venues")
         "$bin/beacon-sim" bench --venues "$phone_venues" --seeds 1001..1100 --duration "$duration" --also-calibrated \
-            --phone-walk "$phone_seconds" "${walking[@]}" --json \
+            --phone-walk "$phone_seconds" "${walking[@]}" "${reuse[@]}" --json \
             --out "$out/phone/venues-$walk" >"$out/phone/$name.json" 2>"$out/phone/$name.log" || {
             cat "$out/phone/$name.log" >&2
             exit 1
@@ -317,6 +337,7 @@ echo "accuracy: $report written in $((ended - began)) s (build $((began - build_
 
 if [ "$smoke" = 1 ]; then
     for expected in '^## The test set, per family' '^\| \*\*all\*\* \| 2 \|' \
+        '^## The foreign radio family' '^\| target \(foreign radio\) \|' \
         '^## The hand-made venues' '^## Real data: a recorded flat' '^\*\*test_robot \(test\)\*\*' \
         '^\| fingerprint reference, trained on the calibration run \| [0-9.]+ % \|' \
         '^## The engine.s targets on the real recordings' '^## Real data: the TETAM hall' \

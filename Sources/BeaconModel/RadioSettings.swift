@@ -42,13 +42,15 @@ public struct RadioSettings: Sendable, Hashable, Decodable {
     /// plus a delay drawn for every sighting, uniform in 0…`clockJitterSeconds`. Both 0: scan times are exact.
     public var clockOffsetSigmaSeconds = 0.0
     public var clockJitterSeconds = 0.0
+    /// A radio unlike the one above (`ForeignRadioSettings`); none: the radio above.
+    public var foreign: ForeignRadioSettings?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case p0, p0Spread, pathLossExponent, shadowingSigma, shadowingCorrelationMetres, noiseSigma, deepFadeShare
         case deepFadeDB, fadingSigma, fadingTauSeconds, bodyLossDB, packetLoss, sensitivity, gatewayGainSigma
         case advertisingJitterSeconds, breakpointMetres, farPathLossExponent, interferenceBurstsPerHour
         case interferenceBurstSeconds, interferencePacketLoss, interferenceNoiseDB, clockOffsetSigmaSeconds
-        case clockJitterSeconds
+        case clockJitterSeconds, foreign
     }
 
     public init() {}
@@ -93,5 +95,6 @@ public struct RadioSettings: Sendable, Hashable, Decodable {
         interferenceNoiseDB = try value(.interferenceNoiseDB, interferenceNoiseDB, 0...20)
         clockOffsetSigmaSeconds = try value(.clockOffsetSigmaSeconds, clockOffsetSigmaSeconds, 0...1)
         clockJitterSeconds = try value(.clockJitterSeconds, clockJitterSeconds, 0...0.5)
+        foreign = try container.decodeIfPresent(ForeignRadioSettings.self, forKey: .foreign)
     }
 }

@@ -55,9 +55,10 @@ public enum Bench {
     }
 
     /// The first `count` venues of `range`, only those of `family` if given (the seed still chooses the family, so
-    /// seed S is the same venue with or without the filter). Fewer than `count` when the range has no more.
+    /// seed S is the same venue with or without the filter), with the simulator's own radio or a foreign one. Fewer than `count` when the range has no more.
     public static func venues(
-        count: Int, from range: ClosedRange<UInt64>, family: RandomVenue.Family? = nil
+        count: Int, from range: ClosedRange<UInt64>, family: RandomVenue.Family? = nil,
+        radio: RandomVenue.Radio = .standard
     ) throws(BenchError) -> [RandomVenue] {
         // `span` is the range's size minus one, so that 0...UInt64.max does not overflow.
         let span = range.upperBound - range.lowerBound
@@ -69,7 +70,7 @@ public enum Bench {
         }
         var chosen: [RandomVenue] = []
         for seed in range where chosen.count < count {
-            let venue = RandomVenue.generate(seed: seed)
+            let venue = RandomVenue.generate(seed: seed, radio: radio)
             if family == nil || venue.family == family { chosen.append(venue) }
         }
         return chosen
@@ -98,6 +99,35 @@ public enum Bench {
         /// The step is skipped unless this file exists when its turn comes (`oracle.jsonl` is written only by
         /// `beacon-sim run`s that know the oracle).
         public var requires: String?
+        /// What the step writes in the folder besides `NAME.out` and `NAME.err` (a file or a folder).
+        public var writes: [String] = []
+        /// Whether the step depends on nothing but the venue, the seed and the run (not on the calibration walk):
+        /// `--runs-from` may take it from an earlier bench of the same venue instead of running it again.
+        public var walkFree = false
+    }
+
+    /// What `beacon-sim bench` writes in each venue's folder, one line per step it ran (JSON): what `--runs-from`
+    /// reads to know which steps an earlier bench ran, exactly so.
+    public static let stepRecord = "steps.jsonl"
+
+    /// One line of `stepRecord`.
+    public struct RecordedStep: Sendable, Hashable, Codable {
+        public var name: String
+        public var program: String
+        public var arguments: [String]
+
+        public init(_ step: Step) {
+            name = step.name
+            program = step.program.rawValue
+            arguments = step.arguments
+        }
+    }
+
+    /// Whether `step` may be taken from an earlier bench's folder whose record is `recorded`: it depends on nothing
+    /// the walk changes, and that bench ran it with the same program and arguments (the folders' venue.yaml and
+    /// hub.yaml are the caller's to compare).
+    public static func reusable(_ step: Step, recorded: [RecordedStep]) -> Bool {
+        step.walkFree && recorded.contains(RecordedStep(step))
     }
 
     /// The files of a venue's folder that steps and the command share.
@@ -161,7 +191,7 @@ public enum Bench {
                 arguments: [
                     "run", Files.venue, "--out", "run", "--duration", duration, "--seed", "\(seed)", "--start",
                     "\(Int(start))",
-                ] + (calibrated || alsoCalibrated ? ["--unshadowed-oracle"] : []))
+                ] + (calibrated || alsoCalibrated ? ["--unshadowed-oracle"] : []), writes: ["run"], walkFree: true)
         ]
         if calibrated || alsoCalibrated {
             steps += [
@@ -171,7 +201,7 @@ public enum Bench {
                         "calibration-walk", Files.venue, "--out", "walk", "--seed", "\(seed)", "--start",
                         "\(Int(walkStart))",
                     ] + (phoneWalk.map { ["--dwell", "\($0)"] + (phoneStroll ? ["--stroll"] : []) } ?? ["--stroll"])
-                        + (walkSkipEvery.map { ["--skip-every", "\($0)"] } ?? [])),
+                        + (walkSkipEvery.map { ["--skip-every", "\($0)"] } ?? []), writes: ["walk"]),
                 Step(
                     name: "calibrate", program: .hub,
                     arguments: [
@@ -179,7 +209,8 @@ public enum Bench {
                         Files.calibration,
                     ]
                         + (phoneWalk == nil
-                            ? [] : ["--taps", phoneStroll ? (strollPoints ? "route" : "zones") : "points"])),
+                            ? [] : ["--taps", phoneStroll ? (strollPoints ? "route" : "zones") : "points"]),
+                    writes: [Files.calibration]),
             ]
         }
         steps += [
@@ -188,38 +219,45 @@ public enum Bench {
                 arguments: [
                     "replay", "--config", calibrated ? Files.calibratedHub : Files.hub, "run/sightings.jsonl",
                     "--events", Files.events,
-                ]),
+                ], writes: [Files.events], walkFree: !calibrated),
             Step(
                 name: Files.hubScore, program: .sim,
-                arguments: score + [Files.events, "--sightings", "run/sightings.jsonl"]),
-            Step(name: Files.oracleScore, program: .sim, arguments: score + [Files.oracle], requires: Files.oracle),
-            Step(name: Files.nominalScore, program: .sim, arguments: score + [Files.nominal], requires: Files.nominal),
+                arguments: score + [Files.events, "--sightings", "run/sightings.jsonl"], walkFree: !calibrated),
+            Step(
+                name: Files.oracleScore, program: .sim, arguments: score + [Files.oracle], requires: Files.oracle,
+                walkFree: true),
+            Step(
+                name: Files.nominalScore, program: .sim, arguments: score + [Files.nominal], requires: Files.nominal,
+                walkFree: true),
             Step(
                 name: Files.unshadowedScore, program: .sim, arguments: score + [Files.unshadowed],
-                requires: Files.unshadowed),
+                requires: Files.unshadowed, walkFree: true),
         ]
         // The same run replayed once more with another hub.yaml, and its events scored (no baseline: the first score
         // has it).
-        func replayed(_ name: String, config: String, events: String, scored: String) -> [Step] {
+        func replayed(_ name: String, config: String, events: String, scored: String, walkFree: Bool) -> [Step] {
             [
                 Step(
                     name: name, program: .hub,
-                    arguments: ["replay", "--config", config, "run/sightings.jsonl", "--events", events]),
-                Step(name: scored, program: .sim, arguments: score + [events]),
+                    arguments: ["replay", "--config", config, "run/sightings.jsonl", "--events", events],
+                    writes: [events], walkFree: walkFree),
+                Step(name: scored, program: .sim, arguments: score + [events], walkFree: walkFree),
             ]
         }
         if alsoCalibrated && !calibrated {
             steps += replayed(
                 "replay-calibrated", config: Files.calibratedHub, events: Files.calibratedEvents,
-                scored: Files.calibratedScore)
+                scored: Files.calibratedScore, walkFree: false)
         }
         if exactMap {
             steps.append(
                 Step(
                     name: "radio-map", program: .sim,
-                    arguments: ["radio-map", Files.venue, "--out", Files.exactMap, "--seed", "\(seed)"]))
+                    arguments: ["radio-map", Files.venue, "--out", Files.exactMap, "--seed", "\(seed)"],
+                    writes: [Files.exactMap], walkFree: true))
             steps += replayed(
-                "replay-exact", config: Files.exactMapHub, events: Files.exactMapEvents, scored: Files.exactMapScore)
+                "replay-exact", config: Files.exactMapHub, events: Files.exactMapEvents, scored: Files.exactMapScore,
+                walkFree: true)
         }
         return steps
     }

@@ -126,6 +126,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
     public var calibrated: Bool
     /// How the calibrated hub was calibrated, when not from a strolling walk: a phone walk (`--phone-walk`).
     public var walk: String?
+    /// The venues' radio when not the simulator's own (`--radio foreign`).
+    public var radio: String?
     public var rows: [Row]
     public var families: [Summary]
 
@@ -214,7 +216,8 @@ extension BenchReport {
         }
         var lines = [
             "beacon-sim bench: seeds \(seeds), \(Self.durationText(durationSeconds)) per venue, hub"
-                + " \(calibrated ? "calibrated (\(walk ?? "strolling walk"))" : "uncalibrated"), default settings",
+                + " \(calibrated ? "calibrated (\(walk ?? "strolling walk"))" : "uncalibrated"), default settings"
+                + (radio.map { ", \($0) radio" } ?? ""),
             seedSet,
             "hub, base(line), oracle, nominal: accuracy %; hub-oracle, hub-base: points; false/h, latency med / p90 s:"
                 + " hub's",

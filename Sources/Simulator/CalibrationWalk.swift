@@ -40,7 +40,8 @@ public enum CalibrationWalk {
         var impairments = GatewayImpairments(
             venue: venue, radio: radio, start: start, schedules: &schedules,
             interferenceDraws: SeededGenerator(seed: seed ^ 0x1_7E2F),
-            clockDraws: SeededGenerator(seed: seed ^ 0xC_10C4))
+            clockDraws: SeededGenerator(seed: seed ^ 0xC_10C4), links: venue.gateways.count,
+            fadeDraws: SeededGenerator(seed: seed ^ 0xFADE_B0257))
         var t = start
         // The route: where the tag was, every `routeSeconds` of each stop (a stroll's ellipse, or the standing spot at
         // both ends), as a person marking points as they pass would give it.
@@ -66,7 +67,8 @@ public enum CalibrationWalk {
                         let mean = radio.meanRSSI(
                             tagP0: Double(txPower), at: spot, gateway: gateway.id, bodyFactor: max(0, -cos(angle))),
                         let rssi = impairments.receive(
-                            radio, gateway: index, at: t, mean: mean, fading: faded, using: &walk)
+                            radio, gateway: index, link: index, at: t, mean: mean, fading: faded, from: spot,
+                            zone: zone.id, using: &walk)
                     else { continue }
                     writer.write(
                         SimulationRun.line(

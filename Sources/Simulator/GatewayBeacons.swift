@@ -56,6 +56,8 @@ public struct GatewayBeacons: Sendable {
     public let intervalSeconds: Double
     let radio: RadioModel
     let gateways: [GatewayID]
+    /// Where each gateway is: where its beacon's packets are sent from.
+    let positions: [GatewayID: Point]
 
     /// `transmitOffsetSigma`: σ of the transmit offsets (held to ±3σ).
     public init(
@@ -67,6 +69,7 @@ public struct GatewayBeacons: Sendable {
         self.intervalSeconds = intervalSeconds
         self.radio = radio
         gateways = venue.gateways.map(\.id).sorted { $0.rawValue < $1.rawValue }
+        positions = Dictionary(venue.gateways.map { ($0.id, $0.position) }, uniquingKeysWith: { first, _ in first })
         var offsets: [GatewayID: Double] = [:]
         for id in gateways {
             offsets[id] = min(
@@ -123,7 +126,10 @@ public struct GatewayBeacons: Sendable {
             for index in links.indices {
                 while links[index].next < end {
                     let value = links[index].fading.advance(by: interval, using: &rng)
-                    if let rssi = beacons.radio.receive(mean: links[index].mean, fading: value, using: &rng) {
+                    if let rssi = beacons.radio.receive(
+                        mean: links[index].mean, fading: value, gateway: links[index].rx,
+                        from: beacons.positions[links[index].tx], using: &rng)
+                    {
                         heard.append(
                             Reception(t: links[index].next, tx: links[index].tx, rx: links[index].rx, rssi: rssi))
                     }

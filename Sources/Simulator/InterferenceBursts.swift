@@ -17,18 +17,26 @@ public struct InterferenceBursts: Sendable {
 
     /// Schedules for `gateways` gateways (in the venue's order) from `start`; none when the rate is 0.
     public init(settings: RadioSettings, gateways: Int, start: Double, using rng: inout SeededGenerator) {
-        meanLength = settings.interferenceBurstSeconds
-        guard settings.interferenceBurstsPerHour > 0 else {
+        self.init(
+            perHour: settings.interferenceBurstsPerHour, seconds: settings.interferenceBurstSeconds, count: gateways,
+            start: start, using: &rng)
+    }
+
+    /// Schedules for `count` receivers or links (in order) from `start`, bursts starting `perHour` times an hour and
+    /// lasting `seconds` on average; none when the rate is 0.
+    public init(perHour: Double, seconds: Double, count: Int, start: Double, using rng: inout SeededGenerator) {
+        meanLength = seconds
+        guard perHour > 0 else {
             meanGap = .infinity
             bursts = []
             streams = []
             return
         }
-        meanGap = 3600 / settings.interferenceBurstsPerHour
-        streams = (0..<gateways).map { _ in rng.split() }
+        meanGap = 3600 / perHour
+        streams = (0..<count).map { _ in rng.split() }
         bursts = []
         let busy = meanLength / (meanLength + meanGap)
-        for index in 0..<gateways {
+        for index in 0..<count {
             // Exponential lengths are memoryless: a burst under way at the start has a fresh exponential rest.
             if Double.random(in: 0..<1, using: &streams[index]) < busy {
                 bursts.append((start, start + Self.exponential(meanLength, using: &streams[index])))

@@ -17,6 +17,9 @@ public struct RadioModel: Sendable {
     /// `clockOffsetSigmaSeconds`).
     public let clockOffsets: [GatewayID: Double]
     let shadowing: [GatewayID: ShadowingField]
+    /// The foreign radio (`radio.foreign`), if the venue has one: it adds its coarse shadowing to the mean levels and
+    /// hears each packet its own way (`receive`).
+    let foreign: ForeignRadio?
     /// Height at which tags are carried, metres.
     public static let tagHeight = 1.2
 
@@ -46,6 +49,18 @@ public struct RadioModel: Sendable {
         self.gains = gains
         self.clockOffsets = clockOffsets
         self.shadowing = shadowing
+        // Split off last: a venue without a foreign radio draws exactly what it drew before there was one.
+        if let settings = venue.radio.foreign {
+            var stream = rng.split()
+            foreign = ForeignRadio(settings: settings, venue: venue, bounds: bounds, using: &stream)
+        } else {
+            foreign = nil
+        }
+    }
+
+    /// Both static shadowing fields of `id` at `point`, dB: the radio's own and the foreign radio's coarse one.
+    func staticShadowing(_ id: GatewayID, at point: Point) -> Double {
+        (shadowing[id]?.value(at: point) ?? 0) + (foreign?.coarse[id]?.value(at: point) ?? 0)
     }
 
     /// Attenuation of the walls between two points, dB.
@@ -84,7 +99,7 @@ public struct RadioModel: Sendable {
         let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
         return tagP0 - pathLoss(distance: distance) - wallLoss(from: position, to: gateway.position)
             - settings.bodyLossDB * min(max(bodyFactor, 0), 1)
-            + (shadowed ? shadowing[id]?.value(at: position) ?? 0 : 0)
+            + (shadowed ? staticShadowing(id, at: position) : 0)
             + (gains[id] ?? 0) + antennaGain(gateway, offset: (dx, dy), distance: distance)
     }
 
@@ -98,15 +113,22 @@ public struct RadioModel: Sendable {
         let dz = sender.height - receiver.height
         let distance = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
         return txP0 - pathLoss(distance: distance) - wallLoss(from: sender.position, to: receiver.position)
-            + (shadowing[rx]?.value(at: sender.position) ?? 0) + (gains[rx] ?? 0)
+            + staticShadowing(rx, at: sender.position) + (gains[rx] ?? 0)
             + antennaGain(receiver, offset: (dx, dy), distance: distance)
             + antennaGain(sender, offset: (-dx, -dy), distance: distance)
     }
 
     /// One advertisement at one gateway: noise (with occasional deep fades), packet loss and sensitivity applied to
-    /// `mean + fading`. Nil when the gateway does not hear it.
-    public func receive(mean: Double, fading: Double, using rng: inout some RandomNumberGenerator) -> Int? {
+    /// `mean + fading`. Nil when the gateway does not hear it. With a foreign radio, the packet is heard its way
+    /// instead (`ForeignRadio.receive`: it needs the gateway, and the position the packet was sent from).
+    public func receive(
+        mean: Double, fading: Double, gateway: GatewayID? = nil, from position: Point? = nil,
+        using rng: inout some RandomNumberGenerator
+    ) -> Int? {
         if Double.random(in: 0..<1, using: &rng) < settings.packetLoss { return nil }
+        if let foreign, let gateway, let position {
+            return foreign.receive(level: mean + fading, gateway: gateway, position: position, using: &rng)
+        }
         var rssi = mean + fading + settings.noiseSigma * rng.gaussian()
         if Double.random(in: 0..<1, using: &rng) < settings.deepFadeShare { rssi -= settings.deepFadeDB }
         guard rssi >= settings.sensitivity else { return nil }

@@ -297,3 +297,56 @@ extension RandomVenue {
         return String(repeating: "0", count: max(0, 12 - hex.count)) + hex
     }
 }
+
+extension RandomVenue.Plan {
+    /// Gives the plan a foreign radio (`ForeignRadioSettings`, each key drawn from `RandomVenue.ForeignRanges`) and
+    /// tags that advertise no power, their true powers spread wider.
+    mutating func makeForeign(using rng: inout SeededGenerator) {
+        typealias Ranges = RandomVenue.ForeignRanges
+        func draw(_ range: ClosedRange<Double>, steps: Double) -> Double {
+            RandomVenue.draw(range, steps: steps, using: &rng)
+        }
+        var foreign = ForeignRadioSettings()
+        foreign.nakagamiM = draw(Ranges.nakagamiM, steps: 10)
+        foreign.coarseShadowingSigma = draw(Ranges.coarseShadowingSigma, steps: 10)
+        foreign.coarseShadowingMetres = draw(Ranges.coarseShadowingMetres, steps: 1)
+        foreign.channelSigma = draw(Ranges.channelSigma, steps: 10)
+        foreign.channelCorrelationMetres = draw(Ranges.channelCorrelationMetres, steps: 10)
+        foreign.sensitivitySpreadDB = draw(Ranges.sensitivitySpreadDB, steps: 1)
+        foreign.quantisedShare = draw(0...1, steps: 10)
+        foreign.quantisationDB = draw(Ranges.quantisationDB, steps: 1)
+        foreign.saturatedShare = draw(0...1, steps: 10)
+        foreign.saturationDBm = draw(Ranges.saturationDBm, steps: 1)
+        foreign.fadeBurstsPerMinute = draw(Ranges.fadeBurstsPerMinute, steps: 10)
+        foreign.fadeBurstSeconds = draw(Ranges.fadeBurstSeconds, steps: 10)
+        foreign.fadeBurstDB = draw(Ranges.fadeBurstDB, steps: 1)
+        foreign.crowdedShare = draw(Ranges.crowdedShare, steps: 10)
+        foreign.crowdPeriodMinutes = draw(Ranges.crowdPeriodMinutes, steps: 1)
+        foreign.crowdLossDB = draw(Ranges.crowdLossDB, steps: 10)
+        radio.foreign = foreign
+        radio.p0Spread = draw(Ranges.p0Spread, steps: 10)
+        for index in tags.indices { tags[index].advertisesPower = false }
+    }
+}
+
+extension RandomVenue {
+    /// The ranges a foreign radio is drawn from (docs/simulator.md); tests check the drawn files against them.
+    public enum ForeignRanges {
+        public static let nakagamiM = 0.7...3.0
+        public static let coarseShadowingSigma = 2.0...6.0
+        public static let coarseShadowingMetres = 6.0...20.0
+        public static let channelSigma = 1.0...4.0
+        public static let channelCorrelationMetres = 0.3...1.0
+        public static let sensitivitySpreadDB = 0.0...10.0
+        public static let quantisationDB = 2.0...5.0
+        public static let saturationDBm = -60.0 ... -45.0
+        public static let fadeBurstsPerMinute = 0.0...2.0
+        public static let fadeBurstSeconds = 0.5...4.0
+        public static let fadeBurstDB = 10.0...25.0
+        public static let crowdedShare = 0.3...0.8
+        public static let crowdPeriodMinutes = 10.0...60.0
+        public static let crowdLossDB = 0.0...10.0
+        /// The tags' true powers around their nominal one (uniform ±), dB: none of them says it.
+        public static let p0Spread = 2.0...6.0
+    }
+}

@@ -9,12 +9,12 @@ extension RandomVenue.Plan {
         let uncovered = zones.filter { !covered.contains($0.id) }.count
         var lines = [
             "# Random venue, family \(family.rawValue), seed \(seed): beacon-sim venue --random --seed \(seed)"
-                + " --family \(family.rawValue) (docs/simulator.md).",
+                + " --family \(family.rawValue)\(radio.foreign == nil ? "" : " --radio foreign") (docs/simulator.md).",
             "# \(zones.count) zones, \(doors.count) doors, \(walls.count) walls, \(gateways.count) gateways"
                 + " (\(outsideGateways) outside every zone; zones without one: \(uncovered)),"
                 + " \(tags.reduce(0) { $0 + $1.count }) tags. Format: docs/venue.md.",
             "site: \(site)",
-            "name: \"\(name) (seed \(seed))\"",
+            "name: \"\(name) (seed \(seed)\(radio.foreign == nil ? "" : ", foreign radio"))\"",
             "zones:",
         ]
         for zone in zones {
@@ -85,6 +85,27 @@ extension RandomVenue.Plan {
             "  clockOffsetSigmaSeconds: \(n(radio.clockOffsetSigmaSeconds, places: 3))",
             "  clockJitterSeconds: \(n(radio.clockJitterSeconds, places: 3))",
         ]
+        if let foreign = radio.foreign {
+            lines += [
+                "  foreign:",
+                "    nakagamiM: \(n(foreign.nakagamiM))",
+                "    coarseShadowingSigma: \(n(foreign.coarseShadowingSigma))",
+                "    coarseShadowingMetres: \(n(foreign.coarseShadowingMetres))",
+                "    channelSigma: \(n(foreign.channelSigma))",
+                "    channelCorrelationMetres: \(n(foreign.channelCorrelationMetres))",
+                "    sensitivitySpreadDB: \(n(foreign.sensitivitySpreadDB))",
+                "    quantisedShare: \(n(foreign.quantisedShare))",
+                "    quantisationDB: \(n(foreign.quantisationDB))",
+                "    saturatedShare: \(n(foreign.saturatedShare))",
+                "    saturationDBm: \(n(foreign.saturationDBm))",
+                "    fadeBurstsPerMinute: \(n(foreign.fadeBurstsPerMinute))",
+                "    fadeBurstSeconds: \(n(foreign.fadeBurstSeconds))",
+                "    fadeBurstDB: \(n(foreign.fadeBurstDB))",
+                "    crowdedShare: \(n(foreign.crowdedShare))",
+                "    crowdPeriodMinutes: \(n(foreign.crowdPeriodMinutes))",
+                "    crowdLossDB: \(n(foreign.crowdLossDB))",
+            ]
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

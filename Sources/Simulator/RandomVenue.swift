@@ -20,8 +20,17 @@ public struct RandomVenue: Sendable {
         case mixed
     }
 
+    /// The radio drawn: the simulator's own, or a foreign one (`radio.foreign`, docs/venue.md) over the same layout.
+    public enum Radio: String, Sendable, Hashable, CaseIterable {
+        case standard
+        /// Nakagami fading, shadowing at two scales, channels, receivers that differ, quantise and saturate, fade
+        /// bursts, crowds, and tags that advertise no power: radio the engine does not model.
+        case foreign
+    }
+
     public let seed: UInt64
     public let family: Family
+    public let radio: Radio
     /// The venue file's text.
     public let yaml: String
     public let zones: Int
@@ -67,8 +76,9 @@ public struct RandomVenue: Sendable {
     }
 
     /// Draws a venue. The family is the seed's unless `family` forces one; forcing the seed's own family gives the
-    /// same file as not forcing it.
-    public static func generate(seed: UInt64, family: Family? = nil) -> RandomVenue {
+    /// same file as not forcing it. A `foreign` radio keeps the seed's layout, gateways and tags (their powers then go
+    /// unadvertised) and adds a foreign radio drawn from a stream of its own.
+    public static func generate(seed: UInt64, family: Family? = nil, radio: Radio = .standard) -> RandomVenue {
         var rng = SeededGenerator(seed: seed)
         let drawnFamily = Family.allCases.randomElement(using: &rng) ?? .museum
         let family = family ?? drawnFamily
@@ -76,10 +86,14 @@ public struct RandomVenue: Sendable {
         // loop is bounded because almost every draw succeeds.
         for _ in 0..<1000 {
             var attempt = rng.split()
-            if let plan = Plan.draw(family: family, using: &attempt) {
+            if var plan = Plan.draw(family: family, using: &attempt) {
+                if radio == .foreign {
+                    var foreignDraws = SeededGenerator(seed: seed ^ 0xF0_2E16_4AD1)
+                    plan.makeForeign(using: &foreignDraws)
+                }
                 return RandomVenue(
-                    seed: seed, family: family, yaml: plan.yaml(seed: seed, family: family), zones: plan.zones.count,
-                    gateways: plan.gateways.count, tags: plan.tags.reduce(0) { $0 + $1.count })
+                    seed: seed, family: family, radio: radio, yaml: plan.yaml(seed: seed, family: family),
+                    zones: plan.zones.count, gateways: plan.gateways.count, tags: plan.tags.reduce(0) { $0 + $1.count })
             }
         }
         preconditionFailure("no connected \(family.rawValue) layout in 1000 draws for seed \(seed)")
@@ -165,6 +179,7 @@ extension RandomVenue {
         var interference: (perHour: Double, seconds: Double, packetLoss: Double, noiseDB: Double)?
         var clockOffsetSigmaSeconds: Double
         var clockJitterSeconds: Double
+        var foreign: ForeignRadioSettings?
     }
 
     /// What a family's layout hands on: zones, where entrances may go, and how freely rooms get extra doors.

@@ -40,11 +40,13 @@ public struct VenueSimulation: Sendable {
         // Split off the radio's stream after the radio took its own: nothing else in the run draws from it.
         var schedules = radioStream.split()
         let interferenceDraws = radioStream.split()
-        impairments = GatewayImpairments(
-            venue: venue, radio: radio, start: start, schedules: &schedules, interferenceDraws: interferenceDraws,
-            clockDraws: radioStream.split())
+        let clockDraws = radioStream.split()
         var tagStream = rng.split()
         tags = SimulatedTag.expand(venue, using: &tagStream)
+        impairments = GatewayImpairments(
+            venue: venue, radio: radio, start: start, schedules: &schedules, interferenceDraws: interferenceDraws,
+            clockDraws: clockDraws, links: tags.count * venue.gateways.count,
+            fadeDraws: venue.radio.foreign == nil ? nil : radioStream.split())
         graph = ZoneGraph(venue: venue)
         gatewayIDs = venue.gateways.map(\.id)
         gatewayPositions = venue.gateways.map(\.position)
@@ -121,7 +123,8 @@ public struct VenueSimulation: Sendable {
                     let mean = radio.meanRSSI(
                         tagP0: tag.p0, at: walker.position, gateway: gateway, bodyFactor: bodyFactor),
                     let rssi = impairments.receive(
-                        radio, gateway: g, at: earliest, mean: mean, fading: faded, using: &rng)
+                        radio, gateway: g, link: index * gatewayIDs.count + g, at: earliest, mean: mean,
+                        fading: faded, from: walker.position, zone: walker.zone, using: &rng)
                 else { continue }
                 sighting(
                     SightingLine(

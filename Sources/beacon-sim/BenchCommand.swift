@@ -32,6 +32,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Only venues of this family (the seed still draws the venue; others are skipped).")
     var family: String?
 
+    @Option(
+        help: """
+            The venues' radio: standard (the simulator's own) or foreign (one the engine does not model: \
+            docs/simulator.md); the seed's layout either way.
+            """)
+    var radio = RandomVenue.Radio.standard.rawValue
+
     @Flag(help: "Calibrate the hub of each venue first from a strolling calibration walk (same seed).")
     var calibrated = false
 
@@ -76,6 +83,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Keep every venue's files in this folder (default: a temporary folder, removed).")
     var out: String?
 
+    @Option(
+        help: """
+            The --out folder of an earlier bench of the same venues: its runs, uncalibrated replays and reference \
+            scores are taken from there (linked) instead of being made again, where it made them exactly so.
+            """)
+    var runsFrom: String?
+
     @Option(help: "Venues run at the same time.")
     var jobs = ProcessInfo.processInfo.activeProcessorCount
 
@@ -117,6 +131,10 @@ struct BenchCommand: AsyncParsableCommand {
             let known = RandomVenue.Family.allCases.map(\.rawValue).joined(separator: ", ")
             throw ValidationError("--family \(family): expected one of \(known)")
         }
+        if RandomVenue.Radio(rawValue: radio) == nil {
+            let known = RandomVenue.Radio.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("--radio \(radio): expected one of \(known)")
+        }
         guard jobs > 0 else { throw ValidationError("--jobs must be at least 1") }
         do {
             _ = try Bench.parseSeeds(seeds)
@@ -132,9 +150,13 @@ struct BenchCommand: AsyncParsableCommand {
         do {
             range = try Bench.parseSeeds(seeds)
             chosen = try Bench.venues(
-                count: venues, from: range, family: family.flatMap(RandomVenue.Family.init(rawValue:)))
+                count: venues, from: range, family: family.flatMap(RandomVenue.Family.init(rawValue:)),
+                radio: RandomVenue.Radio(rawValue: radio) ?? .standard)
         } catch {
             throw ValidationError(error.message)
+        }
+        if let runsFrom {
+            try Self.checkEarlierBench(runsFrom, of: chosen)
         }
         let programs = try Self.programFolder()
         let root = URL(
@@ -183,6 +205,7 @@ struct BenchCommand: AsyncParsableCommand {
         var report = BenchReport(
             seeds: Bench.rangeText(range), seedSet: Bench.seedSetNote(range),
             durationSeconds: SimulatedDuration.parse(duration) ?? 0, calibrated: calibrated, rows: rows)
+        if radio != RandomVenue.Radio.standard.rawValue { report.radio = radio }
         if let phoneWalk {
             report.walk =
                 "a phone walk, \(Int(phoneWalk)) s a zone, "
@@ -244,17 +267,26 @@ struct BenchCommand: AsyncParsableCommand {
                 site: site, venueFile: Bench.Files.venue, calibrationFile: Bench.Files.exactMap
             ).write(to: folder.appendingPathComponent(Bench.Files.exactMapHub), atomically: true, encoding: .utf8)
         }
+        let earlier = runsFrom.map { URL(fileURLWithPath: $0).appendingPathComponent("seed-\(venue.seed)") }
+        let recorded = try earlier.map(Self.recordedSteps(in:)) ?? []
+        var record: [Bench.RecordedStep] = []
         for step in Bench.steps(
             seed: venue.seed, duration: duration, calibrated: calibrated, alsoCalibrated: alsoCalibrated,
             phoneWalk: phoneWalk, phoneStroll: phoneStroll, strollPoints: phoneStrollPoints,
             walkSkipEvery: walkSkipEvery, exactMap: exactMap)
         {
-            if let required = step.requires,
-                !FileManager.default.fileExists(atPath: folder.appendingPathComponent(required).path)
-            {
-                continue
+            if let earlier, Bench.reusable(step, recorded: recorded) {
+                try Self.reuse(step, from: earlier, in: folder)
+            } else {
+                if let required = step.requires,
+                    !FileManager.default.fileExists(atPath: folder.appendingPathComponent(required).path)
+                {
+                    continue
+                }
+                try await Self.run(step, in: folder, programs: programs)
             }
-            try await Self.run(step, in: folder, programs: programs)
+            record.append(Bench.RecordedStep(step))
+            try Self.write(record, in: folder)
         }
         func score(_ name: String) throws -> (
             hub: ZoneScore, baseline: ZoneScore?, still: ZoneScore?, baselineStill: ZoneScore?
@@ -278,6 +310,71 @@ struct BenchCommand: AsyncParsableCommand {
             hub: hub.hub, baseline: hub.baseline, oracle: oracle?.hub, nominal: nominal, calibratedHub: calibratedHub,
             hubStill: hub.still, baselineStill: hub.baselineStill, oracleStill: oracle?.still, unshadowed: unshadowed,
             exactMapHub: exactMapHub)
+    }
+
+    /// Refuses `--runs-from DIR` unless DIR holds each chosen venue's folder with the same venue file: runs of other
+    /// venues (another seed range, the other radio) would be scored against the wrong truth.
+    static func checkEarlierBench(_ directory: String, of venues: [RandomVenue]) throws {
+        for venue in venues {
+            let file = URL(fileURLWithPath: directory).appendingPathComponent("seed-\(venue.seed)")
+                .appendingPathComponent(Bench.Files.venue)
+            guard let text = try? String(contentsOf: file, encoding: .utf8) else {
+                throw ValidationError(
+                    "--runs-from \(directory): no \(file.path); give the --out folder of a bench of the same seeds")
+            }
+            guard text == venue.yaml else {
+                throw ValidationError(
+                    "--runs-from \(directory): \(file.path) is another venue than seed \(venue.seed) draws here (another"
+                        + " --radio, or a generator of another version); run the bench without --runs-from")
+            }
+        }
+    }
+
+    /// The steps an earlier bench recorded in `folder` (none when it recorded nothing).
+    static func recordedSteps(in folder: URL) throws -> [Bench.RecordedStep] {
+        let file = folder.appendingPathComponent(Bench.stepRecord)
+        guard let data = try? Data(contentsOf: file) else { return [] }
+        return try data.split(separator: UInt8(ascii: "\n")).map {
+            do {
+                return try JSONDecoder().decode(Bench.RecordedStep.self, from: Data($0))
+            } catch {
+                throw BenchError(.stepFailed, "\(file.path): a line is not a recorded step; run that bench again")
+            }
+        }
+    }
+
+    static func write(_ record: [Bench.RecordedStep], in folder: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var data = Data()
+        for step in record {
+            data.append(try encoder.encode(step))
+            data.append(UInt8(ascii: "\n"))
+        }
+        try data.write(to: folder.appendingPathComponent(Bench.stepRecord))
+    }
+
+    /// Takes `step`'s outputs from the earlier bench's `earlier` folder instead of running it: its folders linked,
+    /// its files hard-linked (copied where links cannot be made), its `NAME.out` and `NAME.err` copied.
+    static func reuse(_ step: Bench.Step, from earlier: URL, in folder: URL) throws {
+        let files = FileManager.default
+        for name in step.writes + [step.name + ".out", step.name + ".err"] {
+            let source = earlier.appendingPathComponent(name).resolvingSymlinksInPath()
+            let target = folder.appendingPathComponent(name)
+            var isFolder: ObjCBool = false
+            guard files.fileExists(atPath: source.path, isDirectory: &isFolder) else {
+                throw BenchError(
+                    .stepFailed,
+                    "--runs-from: \(source.path) is missing though its bench ran \(step.name); run the bench without"
+                        + " --runs-from")
+            }
+            try? files.removeItem(at: target)
+            if isFolder.boolValue {
+                try files.createSymbolicLink(at: target, withDestinationURL: source)
+            } else if (try? files.linkItem(at: source, to: target)) == nil {
+                try files.copyItem(at: source, to: target)
+            }
+        }
     }
 
     /// Runs one step's program in `folder`, its output to `NAME.out` and `NAME.err` there; throws unless it exits 0.

@@ -3,7 +3,7 @@ import BeaconConfig
 import Foundation
 import Simulator
 
-/// `beacon-sim venue --random --seed S [--family F] [--out FILE]`: writes a venue drawn from a seed.
+/// `beacon-sim venue --random --seed S [--family F] [--radio R] [--out FILE]`: writes a venue drawn from a seed.
 struct VenueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "venue",
@@ -20,6 +20,9 @@ struct VenueCommand: ParsableCommand {
     @Option(help: "Force the family instead of letting the seed choose it.")
     var family: String?
 
+    @Option(help: "The radio: standard (the simulator's own) or foreign (one the engine does not model).")
+    var radio = RandomVenue.Radio.standard.rawValue
+
     @Option(help: "Where to write the venue file (default: standard output).")
     var out: String?
 
@@ -35,10 +38,16 @@ struct VenueCommand: ParsableCommand {
             let known = RandomVenue.Family.allCases.map(\.rawValue).joined(separator: ", ")
             throw ValidationError("--family \(family): expected one of \(known)")
         }
+        if RandomVenue.Radio(rawValue: radio) == nil {
+            let known = RandomVenue.Radio.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("--radio \(radio): expected one of \(known)")
+        }
     }
 
     func run() throws {
-        let drawn = RandomVenue.generate(seed: seed, family: family.flatMap(RandomVenue.Family.init(rawValue:)))
+        let drawn = RandomVenue.generate(
+            seed: seed, family: family.flatMap(RandomVenue.Family.init(rawValue:)),
+            radio: RandomVenue.Radio(rawValue: radio) ?? .standard)
         let text = gatewayBeacons ? GatewayBeacons.namingBeacons(inVenueFile: drawn.yaml) : drawn.yaml
         do {
             _ = try VenueLoader.decode(text, file: out ?? "<stdout>")

@@ -57,6 +57,44 @@ struct BenchCommandTests {
         }
     }
 
+    /// The JSON report in a bench's output (its notes, on standard error, are mixed in).
+    static func report(_ output: String) throws -> BenchReport {
+        let lines = output.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("beacon-sim bench:") }
+        let first = try #require(lines.firstIndex(of: "{"), "\(output)")
+        let last = try #require(lines.lastIndex(of: "}"), "\(output)")
+        return try JSONDecoder().decode(BenchReport.self, from: Data(lines[first...last].joined(separator: "\n").utf8))
+    }
+
+    /// A phone-walk bench that takes its runs from an earlier bench scores exactly what the same bench run from scratch
+    /// scores, and links the run instead of making it again; an earlier bench of other venues is refused.
+    @Test func aBenchTakesTheRunsOfAnEarlierOneAndScoresTheSame() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let earlier = directory.appendingPathComponent("earlier").path
+        let first = try await Self.run(["--also-calibrated", "--json", "--out", earlier])
+        #expect(first.status == 0, "\(first.output)")
+        let phone = ["--also-calibrated", "--phone-walk", "20", "--phone-stroll", "--exact-map", "--json", "--out"]
+        let reused = try await Self.run(
+            phone + [directory.appendingPathComponent("reused").path, "--runs-from", earlier])
+        let fresh = try await Self.run(phone + [directory.appendingPathComponent("fresh").path])
+        #expect(reused.status == 0 && fresh.status == 0, "\(reused.output)\n\(fresh.output)")
+        let (a, b) = (try Self.report(reused.output), try Self.report(fresh.output))
+        #expect(a.rows == b.rows && a.families == b.families)
+        #expect(a.rows.allSatisfy { $0.calibratedHub != nil && $0.exactMapHub != nil })
+        for seed in [64, 65] {
+            let folder = directory.appendingPathComponent("reused/seed-\(seed)")
+            let run = try FileManager.default.destinationOfSymbolicLink(
+                atPath: folder.appendingPathComponent("run").path)
+            #expect(run.hasSuffix("earlier/seed-\(seed)/run"))
+            let record = try String(contentsOf: folder.appendingPathComponent("steps.jsonl"), encoding: .utf8)
+            #expect(record.contains("\"name\":\"replay-calibrated\"") && record.contains("\"name\":\"run\""))
+        }
+        // The same seeds with the foreign radio are other venues: their runs are not these.
+        let foreign = try await Self.run(["--radio", "foreign", "--runs-from", earlier])
+        #expect(foreign.status == 64, "\(foreign.output)")
+        #expect(foreign.output.contains("is another venue than seed 64"), "\(foreign.output)")
+    }
+
     @Test func tableHasRowsAndFamilies() async throws {
         let (status, output) = try await Self.run([])
         #expect(status == 0, "\(output)")

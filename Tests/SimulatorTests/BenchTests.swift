@@ -146,6 +146,35 @@ import Testing
         #expect(steps[9].arguments.last == "events-calibrated.jsonl" && !steps[9].arguments.contains("--sightings"))
     }
 
+    /// `--runs-from` may take a step from an earlier bench only when nothing the walk changes goes into it, and the
+    /// earlier bench ran it exactly so.
+    @Test func onlyStepsTheWalkCannotChangeAreTakenFromAnEarlierBench() {
+        let steps = Bench.steps(seed: 7, duration: "2m", calibrated: false, alsoCalibrated: true, exactMap: true)
+        #expect(
+            steps.filter(\.walkFree).map(\.name) == [
+                "run", "replay", "score", "score-oracle", "score-nominal", "score-unshadowed", "radio-map",
+                "replay-exact", "score-exact",
+            ])
+        #expect(steps.first { $0.name == "run" }?.writes == ["run"])
+        #expect(steps.first { $0.name == "replay-calibrated" }?.writes == ["events-calibrated.jsonl"])
+        // Calibrated only, the one replay is the calibrated hub's.
+        let calibrated = Bench.steps(seed: 7, duration: "2m", calibrated: true)
+        #expect(
+            calibrated.filter(\.walkFree).map(\.name) == ["run", "score-oracle", "score-nominal", "score-unshadowed"])
+        // What the earlier bench ran, and only so: a run of another length is made again.
+        let recorded = steps.map(Bench.RecordedStep.init)
+        let run = steps[0]
+        #expect(Bench.reusable(run, recorded: recorded))
+        #expect(
+            !Bench.reusable(
+                run,
+                recorded: Bench.steps(seed: 7, duration: "3m", calibrated: false, alsoCalibrated: true).map(
+                    Bench.RecordedStep.init)))
+        #expect(!Bench.reusable(run, recorded: []))
+        let walk = steps.first { $0.name == "calibration-walk" }!
+        #expect(!Bench.reusable(walk, recorded: recorded))
+    }
+
     /// A phone walk: standing at a tapped point, or strolling round a tapped zone, a given time a zone.
     @Test func phoneWalkStepsWalkAndTapAsThePageRecords() {
         let standing = Bench.steps(seed: 7, duration: "2m", calibrated: false, alsoCalibrated: true, phoneWalk: 60)
