@@ -5,31 +5,32 @@
 # (every family, uncalibrated and calibrated, beside the oracle, the nominal model and the baseline), the hand-made
 # venues (training data) and the confirmation-time table.
 #
-#   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m]
+#   scripts/accuracy.sh [--out DIR] [--venues N] [--duration 10m] [--links-venues N] [--links-learn 30m]
 #                       [--phone-venues N] [--phone-seconds S] [--foreign-venues N] [--report FILE] [--smoke]
-#                       [--recordings] [--debug]
-#                       [--static-swift-stdlib] [--bin DIR]
+#                       [--recordings] [--debug] [--static-swift-stdlib] [--bin DIR]
 #
 # Builds release binaries (--debug: the debug build instead, which optimizes the targets that compute and runs the
 # smoke about as fast; --static-swift-stdlib: builds them as `make deb` does, with the Swift runtime linked in; --bin:
 # builds nothing and runs the programs already built in DIR, as `make test` does beside a running `swift test`, which
-# holds the build directory's lock), simulates into DIR (default
-# .build/accuracy) and writes the report (default docs/accuracy.md). The test set is the first N venues (default
-# 100: all) of seeds 1001..1100. About 15 minutes on two cores plus the build; the first --foreign-venues (default
-# 100) of them again with the foreign radio (`beacon-sim bench --radio foreign`), about as long; the gateways' links
-# (scripts/links-accuracy.sh) on the
-# first --links-venues (default 20) of them, 30 simulated minutes scored after --links-learn (30m) of learning from the
-# links (0: the whole run from the start), with a phone walk of --phone-seconds a zone (strolling, zones tapped: the
-# calibration page's default) replayed with the links off and on (unless --phone-venues 0), about 55 minutes more,
-# and the links' fit alone on every test venue (the tags left out), about 8 minutes; the test set again
-# calibrated from a phone walk of --phone-seconds (60) a zone on the first --phone-venues (default 100), standing,
-# strolling (zones tapped) and strolling with a point tapped every 5 s, the strolling runs also replayed with the hub
-# given each run's exact radio map (the limit of any calibration: `beacon-sim bench --exact-map`), about 55 minutes
-# more, and the strolling runs replayed with the maps a walk by zones could know at best (scripts/map-limits.sh),
-# about 17 minutes more. --smoke is the quick
-# check `make test` runs: two venues, two simulated minutes, one hand-made venue, the recordings, one venue's links;
-# the report goes to DIR/accuracy.md and is checked for its tables. --recordings runs the real recordings alone (about
-# a minute) into DIR/accuracy.md. Needs python3 and data/recorded (or
+# holds the build directory's lock), simulates into DIR (default .build/accuracy) and writes the report (default
+# docs/accuracy.md). The defaults keep the whole report within an hour on two cores (docs/simulator.md gives the
+# measured time of each part):
+#   - the test set: the first --venues N (default 100: all) of seeds 1001..1100, --duration (10m) each, uncalibrated
+#     and calibrated from a strolling walk;
+#   - the first --foreign-venues (default 100) of them again with the foreign radio (`beacon-sim bench --radio
+#     foreign`);
+#   - the gateways' links (scripts/links-accuracy.sh) on the first --links-venues (default 10), 30 simulated minutes
+#     scored after --links-learn (30m) of learning (0: the whole run from the start), with a phone walk of
+#     --phone-seconds a zone (strolling, zones tapped: the calibration page's default) replayed with the links off
+#     and on (unless --phone-venues 0); and the links' fit alone on every test venue (the tags left out);
+#   - the first --phone-venues (default 50) calibrated from a phone walk of --phone-seconds (60) a zone: standing,
+#     strolling (zones tapped) and strolling with a point tapped every 5 s, over the test set's own runs (`beacon-sim
+#     bench --runs-from`); the strolling runs also with the hub given each run's exact radio map (the limit of any
+#     calibration) and the maps a walk by zones could know at best (scripts/map-limits.sh);
+#   - the hand-made venues, the confirmation-time table and the real recordings.
+# --smoke is the quick check `make test` runs: two venues, two simulated minutes, one hand-made venue, the recordings,
+# one venue's links; the report goes to DIR/accuracy.md and is checked for its tables. --recordings runs the real
+# recordings alone (about a minute) into DIR/accuracy.md. Needs python3 and data/recorded (or
 # $BEACONTRACKER_RECORDED_DATA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,12 +38,12 @@ root=$(pwd)
 command_line="scripts/accuracy.sh $*"
 out=.build/accuracy
 venues=100
-duration=20m
+duration=10m
 shipped_duration=30m
-links_venues=20
+links_venues=10
 links_duration=30m
 links_learn=30m
-phone_venues=100
+phone_venues=50
 phone_seconds=60
 foreign_venues=100
 report=
@@ -52,7 +53,7 @@ configuration=release
 static=()
 shipped="museum store museum-harsh"
 seeds="1 2"
-usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 20m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--foreign-venues N] [--report FILE] [--smoke] [--recordings] [--debug] [--static-swift-stdlib] [--bin DIR]"
+usage="usage: scripts/accuracy.sh [--out DIR] [--venues N] [--duration 10m] [--links-venues N] [--links-learn 30m] [--phone-venues N] [--phone-seconds S] [--foreign-venues N] [--report FILE] [--smoke] [--recordings] [--debug] [--static-swift-stdlib] [--bin DIR]"
 built=
 while [ $# -gt 0 ]; do
     case "$1" in

@@ -37,7 +37,7 @@ public enum SightingInput {
             summary.lines += 1
             bytes += line.utf8.count + 1
             do {
-                if line.contains("\"sightings\"") {
+                if Self.isBatch(line) {
                     let batch = try ContractCoding.decode(SightingBatch.self, from: Array(line.utf8))
                     summary.batches += 1
                     for sighting in batch.sightings {
@@ -46,7 +46,7 @@ public enum SightingInput {
                     }
                     summary.sightings += batch.sightings.count
                 } else {
-                    let sighting = try ContractCoding.decodeLine(SightingLine.self, from: line)
+                    let sighting = try SightingLine.decode(line: line)
                     buffer.append(sighting)
                     newest = max(newest, sighting.t)
                     summary.sightings += 1
@@ -63,5 +63,25 @@ public enum SightingInput {
         }
         try release(upTo: .infinity)
         return summary
+    }
+
+    /// Whether `line` names a batch's `"sightings"` member: compared as bytes (Foundation's `String.contains` took a
+    /// tenth of a replay's time).
+    static func isBatch(_ line: String) -> Bool {
+        let pattern = Array("\"sightings\"".utf8)
+        func scan(_ bytes: some Collection<UInt8>) -> Bool {
+            var matched = 0
+            for byte in bytes {
+                if byte == pattern[matched] {
+                    matched += 1
+                    if matched == pattern.count { return true }
+                } else {
+                    // The pattern's first byte, `"`, occurs nowhere else in it: a mismatch restarts at this byte.
+                    matched = byte == pattern[0] ? 1 : 0
+                }
+            }
+            return false
+        }
+        return line.utf8.withContiguousStorageIfAvailable(scan) ?? scan(line.utf8)
     }
 }

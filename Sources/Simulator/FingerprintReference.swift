@@ -257,7 +257,7 @@ extension FingerprintReference {
         var lines: [SightingLine] = []
         try LineFileReader.forEachLine(path) { line, number in
             do {
-                lines.append(try ContractCoding.decodeLine(SightingLine.self, from: line))
+                lines.append(try SightingLine.decode(line: line))
             } catch {
                 skipped.append("\(path):\(number): \(error)")
             }

@@ -76,7 +76,7 @@ public enum ScoreTool {
             }
             try LineFileReader.forEachLine(sightingsPath) { line, number in
                 do {
-                    let sighting = try ContractCoding.decodeLine(SightingLine.self, from: line)
+                    let sighting = try SightingLine.decode(line: line)
                     baseline.ingest(sighting, events: &events)
                     drain()
                 } catch {

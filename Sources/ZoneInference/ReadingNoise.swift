@@ -16,9 +16,11 @@ package struct ReadingNoise: Sendable {
     package static let lower = -120.0
     package static let upper = 80.0
     package static let step = 0.1
-    /// The tables' last index, and their steps per dB.
-    package static let lastIndex = Int(((upper - lower) / step).rounded())
-    package static let stepsPerDB = Int((1 / step).rounded())
+    /// The tables' last index, (`upper` − `lower`) / `step`, and their steps per dB, 1 / `step`: written out, because
+    /// a constant computed at first use costs a lazy-initialisation check on every read, and the likelihood's inner
+    /// loop reads them per cell (a test keeps them equal to the computed values).
+    package static let lastIndex = 2000
+    package static let stepsPerDB = 10
 
     /// `offset` dB in whole table steps from `lower`: for the integer path, where a level stored in steps per dB
     /// (`PositionMap.levelSteps`) is subtracted and `index(steps:)` gives the entry.
