@@ -23,6 +23,9 @@ public enum ReplayTool {
         public var gatewayBeacons = 0
         public var linkFit: LinkCalibration.Result?
         public var linkFits = 0
+        /// Each gateway beacon's advertising interval as the replay estimated it from the receptions (the links' fit
+        /// counts the advertisements sent from it), seconds.
+        public var advertisingIntervals: [GatewayID: Double] = [:]
         /// Tag health alerts raised (`tag-battery-low`, …), by code.
         public var tagAlerts: [String: Int] = [:]
         /// The gateways' link alerts raised (`gateway-moved`, `gateway-degraded`), by code.
@@ -96,6 +99,7 @@ public enum ReplayTool {
         let learning = !links.beacons.isEmpty
         var gatewayBeacons = 0
         var linkFits = 0
+        var intervals = AdvertisingIntervals()
         var linkAlerts: [String: Int] = [:]
         var keys: [String: String] = [:]
         var storedRows = 0
@@ -135,7 +139,7 @@ public enum ReplayTool {
             // Only a fit raises link alerts, so they are taken there, not at every sighting.
             if learning && links.isFitDue(at: sighting.t) {
                 if let learned = links.fitIfDue(
-                    at: sighting.t, venue: engine.venue, settings: engine.settings, intervals: [:])
+                    at: sighting.t, venue: engine.venue, settings: engine.settings, intervals: intervals.estimates)
                 {
                     engine.apply(learned)
                     linkFits += 1
@@ -147,6 +151,7 @@ public enum ReplayTool {
             }
             if learning, let tx = links.gateway(advertising: sighting.beacon) {
                 if tx != sighting.gateway {
+                    intervals.note(tx: tx, rx: sighting.gateway, at: sighting.t)
                     links.note(
                         tx: tx, rx: sighting.gateway, rssi: sighting.rssi, t: sighting.t,
                         measuredPower: sighting.txPower)
@@ -193,7 +198,8 @@ public enum ReplayTool {
             input: input, counters: engine.counters, events: written,
             wallSeconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, storedRows: storedRows,
             commits: commits, from: first, to: last, gatewayBeacons: gatewayBeacons, linkFit: links.fit,
-            linkFits: linkFits, tagAlerts: tagAlerts, linkAlerts: linkAlerts, positionExponent: engine.positionExponent)
+            linkFits: linkFits, advertisingIntervals: intervals.estimates, tagAlerts: tagAlerts, linkAlerts: linkAlerts,
+            positionExponent: engine.positionExponent)
     }
 }
 
@@ -222,6 +228,8 @@ extension ReplayTool {
             public var transmitOffsets: [String: Estimate]
             public var wallLosses: [String: Estimate]
             public var antennaFrontToBack: [String: Estimate]
+            /// Each transmitter's advertising interval as estimated from the receptions, seconds.
+            public var advertisingIntervals: [String: Double]
         }
 
         public var sightings: Int
@@ -269,7 +277,9 @@ extension ReplayTool {
                     transmitOffsets: named(fit.transmitOffsets),
                     wallLosses: Dictionary(
                         uniqueKeysWithValues: fit.wallLosses.map { (String($0.key), Estimate($0.value)) }),
-                    antennaFrontToBack: named(fit.antennaFrontToBack))
+                    antennaFrontToBack: named(fit.antennaFrontToBack),
+                    advertisingIntervals: Dictionary(
+                        uniqueKeysWithValues: summary.advertisingIntervals.map { ($0.key.rawValue, $0.value) }))
             }
         }
 
@@ -291,6 +301,15 @@ extension ReplayTool {
                 + "\(Int(min(max(share, 0), 1) * 100)) % "
         }
         return "\r\(bar ?? "")scan time \(Date(timeIntervalSince1970: t).formatted(.iso8601))   "
+    }
+
+    /// The gateway beacons' advertising intervals the replay estimated, as one clause: their median and range.
+    static func intervalText(_ intervals: [GatewayID: Double]) -> String {
+        let sorted = intervals.values.sorted()
+        guard let low = sorted.first, let high = sorted.last else { return "" }
+        let median = sorted[sorted.count / 2]
+        return "advertising every \(String(format: "%.2f", median)) s (estimated; \(String(format: "%.2f", low))–"
+            + "\(String(format: "%.2f", high)) s), "
     }
 
     /// The summary a person reads after a replay.
@@ -325,7 +344,7 @@ extension ReplayTool {
                     + "\(String(format: "%.1f", fit.residualSigma)) dB, exponent "
                     + "\(String(format: "%.2f", fit.pathLossExponent.value)), "
                     + (antennas.isEmpty ? "" : "antennas front-to-back (dB) \(antennas.joined(separator: ", ")), ")
-                    + "gains (dB) \(gains.joined(separator: ", "))"
+                    + intervalText(summary.advertisingIntervals) + "gains (dB) \(gains.joined(separator: ", "))"
             }
             lines.append(line)
         }

@@ -27,7 +27,8 @@ public enum SimulationRun {
 
     public static func writeFiles(
         venue: Venue, seed: UInt64, start: Double, duration: Double, directory: String, gzip: Bool,
-        oracle: Bool = false, gatewayBeacons: Bool = false, unshadowedOracle: Bool = false
+        oracle: Bool = false, gatewayBeacons: Bool = false, unshadowedOracle: Bool = false,
+        gatewayBeaconInterval: Double = 0.2
     ) throws -> Summary {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let suffix = gzip ? ".jsonl.gz" : ".jsonl"
@@ -62,7 +63,11 @@ public enum SimulationRun {
         // The gateways' own beacons, in the same radio, with seeds of their own (the tags' draws stay as
         // they were): written in time order among the tags' sightings, each as its hearer's sighting of the beacon
         // the venue file names for the gateway (`beacon:`), or the simulator's own id.
-        let beacons = gatewayBeacons ? GatewayBeacons(venue: venue, radio: simulation.radio, seed: seed &+ 0x6A7E) : nil
+        let beacons =
+            gatewayBeacons
+            ? GatewayBeacons(
+                venue: venue, radio: simulation.radio, intervalSeconds: gatewayBeaconInterval, seed: seed &+ 0x6A7E)
+            : nil
         var air = beacons.map { GatewayBeacons.Air($0, start: start, seed: seed &+ 0x6A7F) }
         let beaconIDs = GatewayBeacons.beaconIDs(of: venue)
         let beaconPower = beacons.map { Int($0.measuredPower) }

@@ -61,6 +61,9 @@ struct BeaconSimCommand: AsyncParsableCommand {
                     + "sightings go into sightings.jsonl among the tags'."))
         var gatewayBeacons = false
 
+        @Option(help: "With --gateway-beacons: each gateway's beacon advertises every this many seconds (0.02–10).")
+        var gatewayBeaconInterval = 0.2
+
         @Flag(
             name: .customLong("no-oracle"),
             help: "With --out: skip oracle.jsonl and nominal.jsonl (the position oracle costs most of the run time).")
@@ -81,6 +84,9 @@ struct BeaconSimCommand: AsyncParsableCommand {
                 throw ValidationError("--duration \(duration): expected e.g. 90s, 30m, 1h, 2h30m, or seconds")
             }
             guard speed > 0 else { throw ValidationError("--speed must be positive") }
+            guard (0.02...10).contains(gatewayBeaconInterval) else {
+                throw ValidationError("--gateway-beacon-interval \(gatewayBeaconInterval): seconds, 0.02 to 10")
+            }
             if truth != nil && mqtt == nil {
                 throw ValidationError("--truth goes with --mqtt (--out writes truth.jsonl)")
             }
@@ -101,7 +107,8 @@ struct BeaconSimCommand: AsyncParsableCommand {
             let begin = start ?? Date().timeIntervalSince1970.rounded(.down)
             let summary = try SimulationRun.writeFiles(
                 venue: loaded, seed: seed, start: begin, duration: seconds ?? 3600, directory: out, gzip: gzip,
-                oracle: !noOracle, gatewayBeacons: gatewayBeacons, unshadowedOracle: unshadowedOracle)
+                oracle: !noOracle, gatewayBeacons: gatewayBeacons, unshadowedOracle: unshadowedOracle,
+                gatewayBeaconInterval: gatewayBeaconInterval)
             let simulating = summary.wallSeconds - summary.oracleSeconds - summary.nearBoundarySeconds
             let rate = Double(summary.sightings) / max(simulating, 1e-9)
             print(
