@@ -33,6 +33,12 @@ public enum ReplayTool {
         /// The `position` method's path-loss exponent at the end: the map the probe tags' readings chose (nil for the
         /// other methods).
         public var positionExponent: Double?
+        /// The `position` method's observation model at the end: the one the readings chose (`learnsNoise`).
+        public var positionNoise: ObservationModel?
+        /// The `position` method's sensitivity per gateway at the end, dBm (`learnsSensitivity`).
+        public var positionSensitivities: [GatewayID: Double] = [:]
+        /// The settings' `sensitivity`, dBm: where every gateway's starts.
+        public var configuredSensitivity = -95.0
     }
 
     /// Replays `inputPath` through the configuration's engine, writing one event line per event to `eventsPath`.
@@ -199,7 +205,8 @@ public enum ReplayTool {
             wallSeconds: Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, storedRows: storedRows,
             commits: commits, from: first, to: last, gatewayBeacons: gatewayBeacons, linkFit: links.fit,
             linkFits: linkFits, advertisingIntervals: intervals.estimates, tagAlerts: tagAlerts, linkAlerts: linkAlerts,
-            positionExponent: engine.positionExponent)
+            positionExponent: engine.positionExponent, positionNoise: engine.positionNoise,
+            positionSensitivities: engine.positionSensitivities, configuredSensitivity: engine.settings.sensitivity)
     }
 }
 
@@ -244,6 +251,8 @@ extension ReplayTool {
         public var to: Double?
         public var wallSeconds: Double
         public var positionExponent: Double?
+        public var positionNoise: ObservationModel?
+        public var positionSensitivities: [String: Double]
         public var gatewayBeaconSightings: Int
         /// Absent when no fit of the links was made.
         public var links: Links?
@@ -264,6 +273,9 @@ extension ReplayTool {
             to = summary.to
             wallSeconds = summary.wallSeconds
             positionExponent = summary.positionExponent
+            positionNoise = summary.positionNoise
+            positionSensitivities = Dictionary(
+                uniqueKeysWithValues: summary.positionSensitivities.map { ($0.key.rawValue, $0.value) })
             gatewayBeaconSightings = summary.gatewayBeacons
             linkAlerts = summary.linkAlerts
             tagAlerts = summary.tagAlerts
@@ -328,6 +340,19 @@ extension ReplayTool {
         if let exponent = summary.positionExponent {
             // As the setting reads (2.2, or 2.25 when given so): scripts take it back as an exponent.
             lines.append("  position map at the end: path-loss exponent \(exponent)")
+        }
+        if let noise = summary.positionNoise {
+            lines.append(
+                "  observation model at the end: spread \(noise.sigma) dB, tails of \(noise.degrees) degrees of "
+                    + "freedom, \(String(format: "%.0f", noise.loss * 100)) % lost")
+        }
+        let raised = summary.positionSensitivities.filter { $0.value > summary.configuredSensitivity + 0.25 }
+        if !raised.isEmpty {
+            let named = raised.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                "\($0.key) \(String(format: "%.1f", $0.value))"
+            }
+            lines.append(
+                "  sensitivities taken from the gateways' quietest readings (dBm): \(named.joined(separator: ", "))")
         }
         if summary.gatewayBeacons > 0 {
             var line = "  gateways' own beacons: \(summary.gatewayBeacons) sightings (links, not tags)"

@@ -77,6 +77,14 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     /// the one the readings favour; off: `pathLossExponent` alone.
     public var learnsExponent = true
     public var probeTags = 16
+    /// `position`: weigh several observation models (the readings' spread about a cell's level and its tails) against
+    /// each other by how well they predict the next readings of the first tags heard, and use the best; off: the one
+    /// the engine starts from (`ObservationModel.start`). Off by default: on the training data the best predictor
+    /// placed tags worse (docs/inference.md).
+    public var learnsNoise = false
+    /// `position`: take each gateway's sensitivity from the quietest of its readings (never below `sensitivity`): a
+    /// gateway that hears nothing below −85 dBm is not expected to hear a tag at −90.
+    public var learnsSensitivity = true
     /// `position`: learn per gateway and 3 m tile what the map misses (gains, antennas, shadowing) from tags the
     /// engine is sure of.
     public var learnsMap = false
@@ -110,7 +118,8 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         case moveRatePerSecond, emissionWeight, pathLossExponent, boundaryLossDB, modelSigmaDB, referencePower
         case sensitivity, tagOffsetSigmaDB, stayedSeconds, reorderWindowSeconds, maxWalkingSpeed, strongMarginDB
         case cloneDistanceMetres, tickSeconds, bodyLossDB, residualCap, calibrationWeight, unknownPowerSigmaDB
-        case cellMetres, readingWeight, stayShare, maxCells, offsetSeconds, learnsExponent, probeTags
+        case cellMetres, readingWeight, stayShare, maxCells, offsetSeconds, learnsExponent, probeTags, learnsNoise
+        case learnsSensitivity
         case learnsMap, linkFitSeconds, linkWindowSeconds, linkWallLosses, linkAntennas
     }
 
@@ -154,6 +163,9 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         maxCells = try value(.maxCells, maxCells, 16...100_000).rounded()
         offsetSeconds = try value(.offsetSeconds, offsetSeconds, 1...86_400)
         learnsExponent = try container.decodeIfPresent(Bool.self, forKey: .learnsExponent) ?? learnsExponent
+        learnsNoise = try container.decodeIfPresent(Bool.self, forKey: .learnsNoise) ?? learnsNoise
+        learnsSensitivity =
+            try container.decodeIfPresent(Bool.self, forKey: .learnsSensitivity) ?? learnsSensitivity
         learnsMap = try container.decodeIfPresent(Bool.self, forKey: .learnsMap) ?? learnsMap
         probeTags = Int(try value(.probeTags, Double(probeTags), 1...1000))
         linkFitSeconds = try value(.linkFitSeconds, linkFitSeconds, 0...86_400)

@@ -158,7 +158,6 @@ struct PositionBelief: Sendable {
     ) -> Float {
         let count = map.grid.count
         let noise = map.noise
-        let sensitivity = map.sensitivity
         // How many adverts each gateway heard this update (reset below).
         scratch.heardGateways.removeAll(keepingCapacity: true)
         for reading in readings {
@@ -174,7 +173,7 @@ struct PositionBelief: Sendable {
         let tablePower = Float(step) * PositionMap.missedStepDB
         var table: [Float] = []
         if !corrected {
-            let key = PositionScratch.MissedKey(exponent: map.exponent, step: step)
+            let key = PositionScratch.MissedKey(exponent: map.exponent, noise: map.noiseID, step: step)
             if let made = scratch.missedSums[key] {
                 table = made
             } else {
@@ -205,7 +204,6 @@ struct PositionBelief: Sendable {
             scratch.groupStart.append(Int32(scratch.groupSteps.count))
             for cell in cells { likelihood.append(expected * table[Int(cell)]) }
             let floor = Int32((map.silenceFloor(power: tablePower) * Float(ReadingNoise.stepsPerDB)).rounded(.up))
-            let shift = ReadingNoise.steps(sensitivity - tablePower)
             likelihood.withUnsafeMutableBufferPointer { likelihood in
                 cells.withUnsafeBufferPointer { cells in
                     map.levelSteps.withUnsafeBufferPointer { levels in
@@ -216,6 +214,7 @@ struct PositionBelief: Sendable {
                                         let g = Int(gateway)
                                         let row = levels.baseAddress! + g * count
                                         let misses = min(scratch.heardCount[g], expected)
+                                        let shift = ReadingNoise.steps(map.sensitivities[g] - tablePower)
                                         let first = Int(scratch.groupStart[group])
                                         let end = Int(scratch.groupStart[group + 1])
                                         for k in 0..<cells.count {
@@ -251,7 +250,6 @@ struct PositionBelief: Sendable {
         into likelihood: inout [Float]
     ) {
         let tiles = map.tileCount
-        let sensitivity = map.sensitivity
         map.noise.heard.withUnsafeBufferPointer { heard in
             map.noise.missed.withUnsafeBufferPointer { missed in
                 for cell in cells {
@@ -263,7 +261,7 @@ struct PositionBelief: Sendable {
                         let misses = expected - heardCount[g]
                         guard misses > 0 else { continue }
                         let mean = map.level(g, c) + map.correction[g * tiles + tile] + tagPower
-                        value += misses * missed[ReadingNoise.index(sensitivity - mean)]
+                        value += misses * missed[ReadingNoise.index(map.sensitivities[g] - mean)]
                     }
                     for reading in readings {
                         let g = Int(reading.gateway)

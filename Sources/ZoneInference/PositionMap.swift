@@ -17,7 +17,13 @@ package struct PositionMap: Sendable {
     let levelSteps: [Int16]
     let gatewayCount: Int
     let sensitivity: Float
-    let noise: ReadingNoise
+    /// Per gateway, the level below which it hears nothing: `sensitivity`, or higher where the gateway's own readings
+    /// stop short of it (`ZoneEngine.learnSensitivities`).
+    var sensitivities: [Float]
+    /// The noise tables of the observation model in use (`ObservationModel`), and that model's index among the engine's
+    /// candidates (the key of the tables made from them).
+    var noise: ReadingNoise
+    var noiseID = 0
     /// Per cell, the gateways that should hear a tag of the reference power there at least now and then: their silence
     /// is evidence. Cell `c`'s are `audible[audibleStart[c] ..< audibleStart[c + 1]]`.
     let audibleStart: [Int32]
@@ -63,6 +69,7 @@ package struct PositionMap: Sendable {
         let count = grid.count
         gatewayCount = venue.gateways.count
         sensitivity = Float(settings.sensitivity)
+        sensitivities = [Float](repeating: Float(settings.sensitivity), count: venue.gateways.count)
         var level = [Float](repeating: -200, count: venue.gateways.count * count)
         // The walls the hub knows are the venue file's; their loss is the material's published middle, not any
         // `attenuation` the file gives (that is the simulator's truth; the fit learns the rest), unless the links
@@ -102,11 +109,7 @@ package struct PositionMap: Sendable {
                 }
             }
         }
-        let extra = settings.modelSigmaDB * settings.modelSigmaDB
-        var radio = RadioSettings()
-        radio.sensitivity = settings.sensitivity
-        radio.bodyLossDB = settings.bodyLossDB
-        noise = ReadingNoise(radio: radio, extraVariance: extra, walking: true)
+        noise = ObservationModel.start(settings: settings).tables
         if let calibration, calibration.hasWalk {
             // The zones the walk never went about take the walk's level (`walkLevel`): the areas correct only their
             // own zones.
@@ -188,7 +191,9 @@ package struct PositionMap: Sendable {
         let count = grid.count
         var sums = [Float](repeating: 0, count: count)
         let floor = silenceFloor(power: power)
-        func missed(_ g: Int, _ c: Int) -> Float { noise.missed[ReadingNoise.index(sensitivity - level(g, c) - power)] }
+        func missed(_ g: Int, _ c: Int) -> Float {
+            noise.missed[ReadingNoise.index(sensitivities[g] - level(g, c) - power)]
+        }
         for c in 0..<count {
             var sum: Float = 0
             if floor >= audibleFloor {

@@ -25,10 +25,11 @@ struct PositionScratch: Sendable {
     /// `PositionMap.missedSum` tables by map exponent and tag power (in `missedStepDB` steps), made when first needed.
     var missedSums: [MissedKey: [Float]] = [:]
     /// More tables than this are dropped all at once (tags of many powers and offsets: each table is 4 bytes a cell).
-    static let missedSumLimit = 128
+    static let missedSumLimit = 192
 
     struct MissedKey: Hashable, Sendable {
         var exponent: Double
+        var noise: Int
         var step: Int
     }
 

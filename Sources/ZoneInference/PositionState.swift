@@ -11,6 +11,21 @@ struct PositionState: Sendable {
     var scratch = PositionScratch(cells: 0, gateways: 0, states: 0)
     /// The noise model's mean residual: what fades and bodies take off a reading on average.
     var noiseBias: Float = 0
+    /// The observation models weighed against each other (`ObservationModel.candidates`), their tables, their
+    /// evidence from the noise-probing tags' predictions, the one in use, how many tags probe, and when the evidence
+    /// last faded (sighting time).
+    var noiseModels: [ObservationModel] = []
+    var noises: [ReadingNoise] = []
+    var noiseEvidence: [Double] = []
+    var noiseChoice = 0
+    var noiseProbeTracks = 0
+    var noiseEvidenceAt = -Double.infinity
+    /// Per gateway, how many readings it heard at each whole dBm from `floorLowest` up (`floorBins` of them), and when
+    /// the sensitivities were last taken from them (sighting time).
+    var floorCounts: [Int32] = []
+    var floorsAt = -Double.infinity
+    static let floorLowest = -130
+    static let floorBins = 111
     /// Residual sums and counts per (gateway, tile) of confident tags, and when the map last took them.
     var mapSums: [Float] = []
     var mapWeights: [Float] = []
@@ -33,5 +48,13 @@ struct PositionState: Sendable {
         scratch = PositionScratch(
             cells: maps[0].grid.count, gateways: model.gateways.count, states: model.zones.count + 1)
         noiseBias = maps[0].noise.meanOffset
+        if settings.learnsSensitivity {
+            floorCounts = [Int32](repeating: 0, count: model.gateways.count * Self.floorBins)
+        }
+        if settings.learnsNoise {
+            noiseModels = ObservationModel.candidates(settings: settings)
+            noises = noiseModels.map(\.tables)
+            noiseEvidence = [Double](repeating: 0, count: noiseModels.count)
+        }
     }
 }

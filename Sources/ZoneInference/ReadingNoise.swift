@@ -37,6 +37,13 @@ package struct ReadingNoise: Sendable {
     package static let outlier = 1e-5
     package static let outlierFloor = outlier / 100
 
+    /// Tables made elsewhere: by an `ObservationModel` for the engine, by the simulator's radio for the oracle.
+    package init(heard: [Float], missed: [Float]) {
+        precondition(heard.count == Self.lastIndex + 1 && missed.count == Self.lastIndex + 1, "a table of every step")
+        self.heard = heard
+        self.missed = missed
+    }
+
     /// `extraVariance` is model error the filter should expect (dB²): the cell's extent for the exact map, and the
     /// shadowing, gain and tag-power spreads for the nominal model. `walking`: the carrier's body may be in the way.
     package init(radio: RadioSettings, extraVariance: Double, walking: Bool) {

@@ -47,6 +47,9 @@ struct TagTrack: Sendable {
     var belief = PositionBelief()
     /// A probe tag's beliefs, one per candidate map (empty for other tags).
     var probes: [PositionBelief] = []
+    /// Whether this tag's predictions weigh the observation models against each other (`ZoneEngine.learnNoise`).
+    var probesNoise = false
+    var noiseUpdates = 0
     var pending: [PendingReading] = []
     var linkInterval = 0.0
 

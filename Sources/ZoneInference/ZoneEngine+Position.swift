@@ -88,11 +88,21 @@ extension ZoneEngine {
             // Each map's belief starts from the tag's (empty for a tag first heard; its zone's cells for a restored one).
             track.probes = [PositionBelief](repeating: track.belief, count: position.maps.count)
         }
+        if !track.probesNoise && !position.noiseModels.isEmpty
+            && position.noiseProbeTracks < min(settings.probeTags, Self.noiseProbeTags)
+        {
+            position.noiseProbeTracks += 1
+            track.probesNoise = true
+        }
+        if track.probesNoise { track.noiseUpdates &+= 1 }
+        let probesNoise =
+            track.probesNoise && !position.noiseModels.isEmpty && track.noiseUpdates % Self.noiseProbeEvery == 1
         if !track.probes.isEmpty {
             let decay = exp(-dt / Self.evidenceMemorySeconds)
             for k in track.probes.indices {
                 let evidence = advance(
-                    &track.probes[k], track: track, readings: readings, dt: dt, map: position.maps[k])
+                    &track.probes[k], track: track, readings: readings, dt: dt, map: position.maps[k],
+                    probesNoise: probesNoise && k == position.choice)
                 position.evidence[k] = position.evidence[k] * decay + evidence
             }
             var best = position.choice
@@ -109,7 +119,14 @@ extension ZoneEngine {
             }
             track.belief = track.probes[position.choice]
         } else {
-            _ = advance(&track.belief, track: track, readings: readings, dt: dt, map: position.maps[position.choice])
+            _ = advance(
+                &track.belief, track: track, readings: readings, dt: dt, map: position.maps[position.choice],
+                probesNoise: probesNoise)
+        }
+        if probesNoise { chooseNoise() }
+        if !position.floorCounts.isEmpty && track.lastHeard - position.floorsAt >= Self.sensitivityRefreshSeconds {
+            position.floorsAt = track.lastHeard
+            learnSensitivities()
         }
         track.belief.summarise(grid: position.maps[position.choice].grid, masses: &position.scratch.masses)
         let masses = position.scratch.masses
@@ -208,9 +225,122 @@ extension ZoneEngine {
         belief.offset = offset
     }
 
-    /// One belief's update under one map; the evidence of the readings (0 when the belief had to start again).
+    /// How much more evidence (nats) another observation model needs before the engine takes it, and how fast old
+    /// evidence fades (seconds of sighting time).
+    static let noiseSwitchMargin = 10.0
+    static let noiseMemorySeconds = 1800.0
+    /// How many tags weigh the observation models (at most `probeTags`), every how many of their updates, and to what
+    /// step their power is rounded for it (dB): weighing every model at every update of 16 tags made replays of
+    /// tags of unknown power several times slower.
+    static let noiseProbeTags = 8
+    static let noiseProbeEvery = 4
+    static let noisePowerStepDB: Float = 2
+
+    /// Adds to each observation model's evidence what it says of `readings` under `belief` as predicted, before the
+    /// readings are weighed: the log-probability of the readings and of the silences, untempered (a proper score of
+    /// the prediction, whichever model made the belief).
+    private mutating func weighNoise(
+        belief: PositionBelief, readings: [PendingReading], expected: Float, power: Float, at t: Double,
+        map: PositionMap
+    ) {
+        let decay = t > position.noiseEvidenceAt ? exp(-(t - position.noiseEvidenceAt) / Self.noiseMemorySeconds) : 1
+        position.noiseEvidenceAt = max(position.noiseEvidenceAt, t)
+        var candidate = map
+        var values = [Double](repeating: 0, count: position.noises.count)
+        for k in position.noises.indices {
+            candidate.noise = position.noises[k]
+            candidate.noiseID = k
+            values[k] = belief.evidence(
+                readings: readings, expected: expected, power: power,
+                weight: 1, map: candidate,
+                scratch: &position.scratch)
+        }
+        // A belief that explains nothing (every model at its floor) says nothing about the noise.
+        guard let best = values.max(), best.isFinite, best > -1e30 else { return }
+        for k in values.indices {
+            position.noiseEvidence[k] = (decay.isFinite ? position.noiseEvidence[k] * decay : 0) + values[k]
+        }
+    }
+
+    /// Takes the observation model whose evidence leads the one in use by `noiseSwitchMargin`, for every map.
+    private mutating func chooseNoise() {
+        var best = position.noiseChoice
+        for k in position.noiseEvidence.indices where position.noiseEvidence[k] > position.noiseEvidence[best] {
+            best = k
+        }
+        guard best != position.noiseChoice,
+            position.noiseEvidence[best] - position.noiseEvidence[position.noiseChoice] > Self.noiseSwitchMargin
+        else { return }
+        position.noiseChoice = best
+        for k in position.maps.indices {
+            position.maps[k].noise = position.noises[best]
+            position.maps[k].noiseID = best
+        }
+        position.noiseBias = position.noises[best].meanOffset
+    }
+
+    /// How often the gateways' sensitivities are taken again from their readings (seconds of sighting time), how many
+    /// readings a gateway needs first, and the share of its readings below the level taken for its sensitivity (a
+    /// quiet outlier or two does not lower it).
+    static let sensitivityRefreshSeconds = 60.0
+    static let sensitivityReadings: Int32 = 1000
+    static let sensitivityQuantile = 0.001
+
+    /// Each gateway's sensitivity from the quietest of its readings: the level below which it reported only
+    /// `sensitivityQuantile` of them, half a dB down (readings are whole dBm), never below the settings' `sensitivity`.
+    /// A gateway that hears far enough reads down to where it stops hearing; one in a small room may stop short of
+    /// that because nothing there is quieter, and is then expected to miss a little more than it would (its silence
+    /// at those levels counts a little less).
+    mutating func learnSensitivities() {
+        let bins = PositionState.floorBins
+        var changed = false
+        var sensitivities = position.maps[position.choice].sensitivities
+        for g in sensitivities.indices {
+            let counts = position.floorCounts[g * bins..<(g + 1) * bins]
+            let total = counts.reduce(0, +)
+            guard total >= Self.sensitivityReadings else { continue }
+            let below = Int32((Double(total) * Self.sensitivityQuantile).rounded(.down))
+            var seen: Int32 = 0
+            var level = PositionState.floorLowest
+            for (k, count) in counts.enumerated() {
+                seen += count
+                if seen > below {
+                    level = PositionState.floorLowest + k
+                    break
+                }
+            }
+            let learned = max(Float(settings.sensitivity), Float(level) - 0.5)
+            if abs(learned - sensitivities[g]) >= 0.5 {
+                sensitivities[g] = learned
+                changed = true
+            }
+        }
+        guard changed else { return }
+        for k in position.maps.indices { position.maps[k].sensitivities = sensitivities }
+        // The tables of every cell's silence were made with the old sensitivities.
+        position.scratch.missedSums.removeAll()
+    }
+
+    /// `position`: each gateway's sensitivity as the engine takes it (`learnsSensitivity`), dBm, by gateway.
+    public var positionSensitivities: [GatewayID: Double] {
+        guard !position.maps.isEmpty else { return [:] }
+        let map = position.maps[position.choice]
+        return Dictionary(
+            uniqueKeysWithValues: model.gateways.enumerated().map { ($0.element, Double(map.sensitivities[$0.offset])) }
+        )
+    }
+
+    /// `position`: the observation model in use (the one the readings favour, `learnsNoise`); nil for other methods.
+    public var positionNoise: ObservationModel? {
+        guard !position.maps.isEmpty else { return nil }
+        return position.noiseModels.isEmpty ? nil : position.noiseModels[position.noiseChoice]
+    }
+
+    /// One belief's update under one map; the evidence of the readings (0 when the belief had to start again). With
+    /// `probesNoise` the observation models are weighed on the prediction first (`weighNoise`).
     private mutating func advance(
-        _ belief: inout PositionBelief, track: TagTrack, readings: [PendingReading], dt: Double, map: PositionMap
+        _ belief: inout PositionBelief, track: TagTrack, readings: [PendingReading], dt: Double, map: PositionMap,
+        probesNoise: Bool = false
     ) -> Double {
         let tick = settings.tickSeconds
         let power = Float(track.txPower ?? model.referencePower)
@@ -250,6 +380,14 @@ extension ZoneEngine {
         belief.mix(picks[...], share: Self.reseedShare, scratch: &position.scratch)
         if track.txPower == nil {
             chooseOffset(&belief, readings: readings, expected: expected, power: power, dt: dt, map: map)
+        }
+        if probesNoise && !belief.isEmpty {
+            // At whole `noisePowerStepDB`: the tables of every cell's silence are kept per power, and a tag of unknown
+            // power moves its offset by fractions of a dB.
+            let step = Self.noisePowerStepDB
+            weighNoise(
+                belief: belief, readings: readings, expected: expected,
+                power: ((power + belief.offset) / step).rounded() * step, at: track.lastHeard, map: map)
         }
         var evidence = 0.0
         if let value = belief.observe(

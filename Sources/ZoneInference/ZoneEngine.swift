@@ -157,6 +157,10 @@ public struct ZoneEngine: Sendable {
         }
         newest = max(newest, sighting.t)
         counters.applied += 1
+        if !position.floorCounts.isEmpty {
+            let bin = min(max(sighting.rssi - PositionState.floorLowest, 0), PositionState.floorBins - 1)
+            position.floorCounts[gateway * PositionState.floorBins + bin] += 1
+        }
         // In place: a copy of the track out of the array and back costs a retain and release of each of its buffers
         // per sighting: a third of the engine's ingest time (perf, `beacon-bench hub`).
         let newlyDirty = Self.apply(
