@@ -4,10 +4,11 @@ import BeaconModel
     import Glibc
 #endif
 
-/// The radio's noise as the oracle weighs it, tabulated: the log-probability of hearing an integer RSSI at a given
-/// offset from the mean level, and of missing an advertisement at a given margin below sensitivity. The noise is the
-/// simulator's: per-packet Gaussian noise plus slow fading (as variance), the deep-fade mixture, packet loss and
-/// sensitivity, and for walking carriers the body loss as a mixture over the angle between heading and gateway.
+/// A reading's noise, tabulated: the log-probability of hearing an integer RSSI at a given offset from the mean level,
+/// and of missing an advertisement at a given margin below sensitivity. The engine's tables come from its own
+/// `ObservationModel`; `init(radio:extraVariance:walking:)` makes the simulator's (per-packet Gaussian noise plus slow
+/// fading, the deep-fade mixture, packet loss and sensitivity, and for walking carriers the body loss as a mixture over
+/// the angle between heading and gateway) for the position oracle, and for the calibration fit's `HeardMean`.
 package struct ReadingNoise: Sendable {
     /// log P(heard with RSSI k) for k − mean = `lower` + i·`step`.
     package let heard: [Float]
