@@ -36,6 +36,10 @@ extension ZoneEngine {
             var map = maps[k]
             map.correction = position.maps[k].correction
             map.corrected = position.maps[k].corrected
+            // What the readings taught of the radio stays: the gateways' sensitivities and the observation model.
+            map.sensitivities = position.maps[k].sensitivities
+            map.noise = position.maps[k].noise
+            map.noiseID = position.maps[k].noiseID
             position.maps[k] = map
         }
         if !heard || calibrated { position.choice = start }

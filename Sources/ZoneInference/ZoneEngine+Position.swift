@@ -251,14 +251,13 @@ extension ZoneEngine {
             candidate.noise = position.noises[k]
             candidate.noiseID = k
             values[k] = belief.evidence(
-                readings: readings, expected: expected, power: power,
-                weight: 1, map: candidate,
+                readings: readings, expected: expected, power: power, weight: 1, map: candidate,
                 scratch: &position.scratch)
         }
         // A belief that explains nothing (every model at its floor) says nothing about the noise.
         guard let best = values.max(), best.isFinite, best > -1e30 else { return }
         for k in values.indices {
-            position.noiseEvidence[k] = (decay.isFinite ? position.noiseEvidence[k] * decay : 0) + values[k]
+            position.noiseEvidence[k] = position.noiseEvidence[k] * decay + values[k]
         }
     }
 
