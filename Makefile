@@ -50,6 +50,7 @@ format:
 
 check-imports:
 	bash scripts/check-c-imports.sh
+	bash scripts/check-engine-model.sh
 
 clean:
 	rm -rf .build run dist

@@ -1,18 +1,28 @@
-import BeaconModel
-
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// How much the mean of the readings a gateway heard overstates the mean it would have had if none had been lost below
 /// sensitivity. Near sensitivity only the readings that fade up are heard, so their mean sits above the link's level;
-/// far above it nothing is lost. Tabulated by the level's margin over sensitivity, for the radio's default noise
-/// (`RadioSettings`: per-packet noise, slow fading, deep fades) with the walker's body (`PositionMap.fitBodyLossDB`).
+/// far above it nothing is lost. Tabulated by the level's margin over sensitivity, for a reading's own spread as the
+/// engine takes it (`ObservationModel`: about 4 dB, with a tail for fades), and for a walker turning about, with the
+/// body between tag and gateway part of the time (`PositionMap.fitBodyLossDB`).
 struct HeardMean: Sendable {
     /// For a walker turning about, the body between the tag and the gateway part of the time; and for one whose
     /// heading the fit knows (the body taken out separately).
-    static let turning = HeardMean(walking: true)
-    static let facing = HeardMean(walking: false)
+    static let turning = HeardMean(model: readings(body: PositionMap.fitBodyLossDB))
+    static let facing = HeardMean(model: readings(body: 0))
+
+    /// The spread of one reading about its link's level: 4 dB of noise and fading, nearly Gaussian (30 degrees of
+    /// freedom, as `ObservationModel.start`: a heavy upper tail would read a mean just above sensitivity as a level
+    /// far below it); a body of `body` dB between tag and gateway for half of a turning walker's headings (as much of
+    /// it as the cosine of the angle puts in the way) lowers the readings by `body`/π on average and widens them by
+    /// its spread.
+    static func readings(body: Double) -> ObservationModel {
+        let mean = body / Double.pi
+        let variance = body * body / 4 - mean * mean
+        return ObservationModel(sigma: (16 + variance).squareRoot(), degrees: 30, loss: 0.15, shift: -mean)
+    }
 
     /// Margins tabulated (dB): from `lowest` to `highest` in `step`s. At `highest` and above the excess is 0.
     static let lowest = -20.0
@@ -23,12 +33,9 @@ struct HeardMean: Sendable {
     let offsets: [Double]
     let shares: [Double]
 
-    init(walking: Bool) {
-        var radio = RadioSettings()
-        radio.bodyLossDB = PositionMap.fitBodyLossDB
-        let noise = ReadingNoise(radio: radio, extraVariance: 0, walking: walking)
+    init(model: ObservationModel) {
         // The table's floor for levels no component explains is not noise a reading has: take it out.
-        let probability = noise.heard.map {
+        let probability = model.tables.heard.map {
             max((exp(Double($0)) - ReadingNoise.outlierFloor) / (1 - ReadingNoise.outlier), 0)
         }
         let count = Int(((Self.highest - Self.lowest) / Self.step).rounded()) + 1

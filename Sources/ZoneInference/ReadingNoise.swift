@@ -1,14 +1,11 @@
-import BeaconModel
-
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// A reading's noise, tabulated: the log-probability of hearing an integer RSSI at a given offset from the mean level,
 /// and of missing an advertisement at a given margin below sensitivity. The engine's tables come from its own
-/// `ObservationModel`; `init(radio:extraVariance:walking:)` makes the simulator's (per-packet Gaussian noise plus slow
-/// fading, the deep-fade mixture, packet loss and sensitivity, and for walking carriers the body loss as a mixture over
-/// the angle between heading and gateway) for the position oracle, and for the calibration fit's `HeardMean`.
+/// `ObservationModel`; the simulator makes the position oracle's from its radio (`init(radio:extraVariance:walking:)`
+/// in the Simulator module), which the engine never sees.
 package struct ReadingNoise: Sendable {
     /// log P(heard with RSSI k) for k − mean = `lower` + i·`step`.
     package let heard: [Float]
@@ -41,48 +38,6 @@ package struct ReadingNoise: Sendable {
     /// Tables made elsewhere: by an `ObservationModel` for the engine, by the simulator's radio for the oracle.
     package init(heard: [Float], missed: [Float]) {
         precondition(heard.count == Self.lastIndex + 1 && missed.count == Self.lastIndex + 1, "a table of every step")
-        self.heard = heard
-        self.missed = missed
-    }
-
-    /// `extraVariance` is model error the filter should expect (dB²): the cell's extent for the exact map, and the
-    /// shadowing, gain and tag-power spreads for the nominal model. `walking`: the carrier's body may be in the way.
-    package init(radio: RadioSettings, extraVariance: Double, walking: Bool) {
-        // Rounding to integer dBm alone is a variance of 1/12; a floor keeps a noiseless radio's likelihood finite.
-        let sigma = max(
-            (radio.noiseSigma * radio.noiseSigma + radio.fadingSigma * radio.fadingSigma + extraVariance)
-                .squareRoot(), 0.5)
-        // Components (weight, mean shift): body factor max(0, −cos θ) for θ uniform, times deep fade or not.
-        var bodies: [(weight: Double, loss: Double)] = [(1, 0)]
-        if walking && radio.bodyLossDB > 0 {
-            let slices = 8
-            bodies = [(0.5, 0)]
-            for k in 0..<slices {
-                let theta = Double.pi / 2 + Double.pi * (Double(k) + 0.5) / Double(slices)
-                bodies.append((0.5 / Double(slices), radio.bodyLossDB * abs(cos(theta))))
-            }
-        }
-        var components: [(weight: Double, shift: Double)] = []
-        for body in bodies {
-            components.append((body.weight * (1 - radio.deepFadeShare), -body.loss))
-            if radio.deepFadeShare > 0 {
-                components.append((body.weight * radio.deepFadeShare, -body.loss - radio.deepFadeDB))
-            }
-        }
-        func cdf(_ x: Double) -> Double {
-            components.reduce(0) { $0 + $1.weight * 0.5 * erfc(-(x - $1.shift) / (sigma * 2.0.squareRoot())) }
-        }
-        let count = Int(((Self.upper - Self.lower) / Self.step).rounded()) + 1
-        let loss = radio.packetLoss
-        let outlier = Self.outlier
-        var heard = [Float](repeating: 0, count: count)
-        var missed = [Float](repeating: 0, count: count)
-        for i in 0..<count {
-            let x = Self.lower + Double(i) * Self.step
-            let p = (1 - loss) * (cdf(x + 0.5) - cdf(x - 0.5))
-            heard[i] = Float(log(p * (1 - outlier) + Self.outlierFloor))
-            missed[i] = Float(log(min(max(loss + (1 - loss) * cdf(x), outlier), 1)))
-        }
         self.heard = heard
         self.missed = missed
     }

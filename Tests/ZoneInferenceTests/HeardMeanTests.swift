@@ -25,6 +25,8 @@ import Testing
         return total / Double(heard)
     }
 
+    /// The engine's spread of a reading is its own (nearly Gaussian, 4 dB), not the simulator's (Gaussian noise and
+    /// fading with a share of deep fades): on the simulator's readings the cut comes back to within half a dB.
     @Test(arguments: [-3.0, 0.0, 2.0, 5.0, 10.0])
     func theCutIsTakenBack(margin: Double) {
         let radio = RadioSettings()
@@ -32,7 +34,7 @@ import Testing
         // Without the cut the readings would average the level less the deep fades' share.
         let uncut = -95 + margin - radio.deepFadeShare * radio.deepFadeDB
         let excess = HeardMean.facing.excess(heardMean: mean, sensitivity: -95)
-        #expect(abs(mean - excess - uncut) < 0.3, "heard \(mean), excess \(excess), uncut \(uncut)")
+        #expect(abs(mean - excess - uncut) < 0.5, "heard \(mean), excess \(excess), uncut \(uncut)")
         // Close to sensitivity the cut matters; far above it, it does not.
         if margin <= 2 { #expect(excess > 1.5) }
     }
