@@ -88,6 +88,10 @@ public struct HubCore: Sendable {
     public internal(set) var gateways: [GatewayID: GatewayHealth] = [:]
     /// What the gateways hear of each other's own beacons.
     public internal(set) var links = GatewayLinks()
+    /// Each gateway beacon's advertising interval as its receptions show it: for a beacon whose gateway's status
+    /// does not give it (a beacon of the venue file's `beacon:` entries that is not the agent's own, an agent that
+    /// does not advertise).
+    var advertisingIntervals = AdvertisingIntervals()
     /// How late sightings arrive; the engine's clock is held back by it (`holdback`).
     public internal(set) var lag = DeliveryLag()
     /// Tags' batteries, telemetry and last sightings, and their alerts.
@@ -269,6 +273,7 @@ public struct HubCore: Sendable {
             if let tx = links.gateway(advertising: sighting.beacon) {
                 // Another gateway's own beacon: a link, not a tag (a gateway hearing itself is left out).
                 if tx != batch.gateway {
+                    advertisingIntervals.note(tx: tx, rx: batch.gateway, at: sighting.t + offset)
                     links.note(
                         tx: tx, rx: batch.gateway, rssi: sighting.rssi, t: sighting.t + offset,
                         measuredPower: sighting.txPower)
@@ -531,12 +536,8 @@ public struct HubCore: Sendable {
     /// Fits the gateways' links when due and hands the engine what they taught (`inference.linkFitSeconds`).
     mutating func learnFromLinks(at t: Double) {
         guard links.isFitDue(at: t) else { return }
-        var intervals: [GatewayID: Double] = [:]
-        for (gateway, health) in gateways {
-            if let ms = health.selfBeacon?.intervalMs { intervals[gateway] = ms / 1000 }
-        }
         if let learned = links.fitIfDue(
-            at: t, venue: engine.venue, settings: engine.settings, intervals: intervals)
+            at: t, venue: engine.venue, settings: engine.settings, intervals: linkIntervals)
         {
             engine.apply(learned)
         }
@@ -545,6 +546,16 @@ public struct HubCore: Sendable {
         guard !raised.isEmpty else { return }
         events += raised.map(\.event)
         flushEvents()
+    }
+
+    /// Each gateway beacon's advertising interval as the links' fit takes it, seconds: its gateway's status's where
+    /// that gives one, else the one its receptions show (`AdvertisingIntervals`; else the links' default, 0.2 s).
+    var linkIntervals: [GatewayID: Double] {
+        var intervals = advertisingIntervals.estimates
+        for (gateway, health) in gateways {
+            if let ms = health.selfBeacon?.intervalMs { intervals[gateway] = ms / 1000 }
+        }
+        return intervals
     }
 
     /// How far behind the hub's clock the engine's runs: the delivery lag beyond its first second (a normal batch

@@ -10,13 +10,14 @@ import BeaconModel
 ///     mean RSSI − measuredPower_i = T_i + G_j − 10·n·log10(d_ij) − Σ_w a_w·[link crosses wall w] + ε
 ///
 /// with T_i how far i's transmitter is off its nominal power, G_j how much louder j hears than the others (what the
-/// engine subtracts: `Calibration.gatewayOffsets`), n the path-loss exponent and a_w each wall's loss; and, for a
-/// gateway whose venue entry says which way its antenna faces, −F·(1 − cos θ)/2 at both ends of its links (F its
-/// front-to-back ratio, θ off its facing), so that its G is the gain straight ahead. Only differences of the G are
-/// measurable (T_i + c, G_j − c fit alike), so they are reported with Σ G = 0. Solved as a weighted least squares with
-/// weak priors (the nominal exponent, each wall's material default, offsets near 0, ratios near 10 dB), whose posterior
-/// gives each estimate's uncertainty. ε is the link's own shadowing and what the model misses of the antennas: a few
-/// dB, which is why every gain is estimated from all the links into (and out of) its gateway.
+/// engine subtracts: `Calibration.gatewayOffsets`), n the path-loss exponent and a_w the loss of each straight wall w
+/// (pieces drawn on one line are one wall: `straightWalls`); and, for a gateway whose venue entry says which way its
+/// antenna faces, −F·(1 − cos θ)/2 at both ends of its links (F its front-to-back ratio, θ off its facing), so that its
+/// G is the gain straight ahead. Only differences of the G are measurable (T_i + c, G_j − c fit alike), so they are
+/// reported with Σ G = 0. Solved as a weighted least squares with weak priors (the nominal exponent, each wall's
+/// material default, offsets near 0, ratios near 10 dB), whose posterior gives each estimate's uncertainty. ε is the
+/// link's own shadowing and what the model misses of the antennas: a few dB, which is why every gain is estimated from
+/// all the links into (and out of) its gateway.
 public enum LinkCalibration {
     /// One directed link over some period: gateway `tx`'s beacon heard by gateway `rx`.
     public struct Link: Sendable, Hashable {
@@ -50,8 +51,11 @@ public enum LinkCalibration {
         /// packets: taking the RSSI as normal and cut off below, the share heard p gives the cut at α = Φ⁻¹(1 − p)
         /// standard deviations, and the mean and spread of what was heard give the whole distribution's
         /// (μ = m − σλ, σ = s / √(1 + αλ − λ²), λ = φ(α) / (1 − Φ(α))). Without a spread, the heard mean.
-        public var uncensoredMean: Double {
-            let share = min(Double(received) / Double(max(sent, 1)), 1)
+        /// `delivered`: the share of advertisements a receiver hears well above its sensitivity (what it loses
+        /// whatever the level, collisions and scan gaps, is not a cut: `LinkCalibration.deliveredShare`); the share
+        /// heard is taken against it.
+        public func uncensoredMean(delivered: Double) -> Double {
+            let share = min(Double(received) / Double(max(sent, 1)) / min(max(delivered, 0.05), 1), 1)
             guard let rssiSigma, share < 0.98, share > 0.01 else { return meanRSSI }
             let alpha = inverseNormal(1 - share)
             let tail = 1 - normalCDF(alpha)
@@ -61,6 +65,81 @@ public enum LinkCalibration {
             let sigma = rssiSigma / shrink.squareRoot()
             return meanRSSI - sigma * lambda
         }
+
+        /// `uncensoredMean(delivered:)` for a receiver that hears every advertisement above its sensitivity.
+        public var uncensoredMean: Double { uncensoredMean(delivered: 1) }
+
+        var shareHeard: Double { Double(received) / Double(max(sent, 1)) }
+    }
+
+    /// The share of advertisements the receivers hear of a link well above their sensitivity: a high quantile
+    /// (`deliveredQuantile`) of the links' shares heard, between `deliveredRange`'s bounds. Most venues have links
+    /// between neighbours far above sensitivity, and those lose only what every link loses (collisions, scan gaps:
+    /// 10–20 %); taken for the sensitivity's cut, that loss lowered every strong link's mean by about 1.7 dB at 15 %.
+    public static func deliveredShare(_ links: [Link]) -> Double {
+        let shares = links.map(\.shareHeard).sorted()
+        guard !shares.isEmpty else { return 1 }
+        let quantile = shares[min(Int(Double(shares.count) * deliveredQuantile), shares.count - 1)]
+        return min(max(quantile, deliveredRange.lowerBound), deliveredRange.upperBound)
+    }
+
+    static let deliveredQuantile = 0.9
+    static let deliveredRange = 0.5...1.0
+
+    /// Each wall's straight wall: walls of one material and loss that lie on one line and touch, overlap or leave a
+    /// door's gap (`straightWallGap`) between them are one partition drawn in pieces, and the link fit gives them one
+    /// loss. A loss per piece let the fit explain with walls what the exponent should: 2.3–2.45 where the truth
+    /// was 2.0, the same partitions drawn whole giving 1.87–2.18. Returns per wall the index of its straight wall's
+    /// first piece.
+    public static func straightWalls(_ walls: [Venue.Wall]) -> [Int] {
+        var parent = Array(walls.indices)
+        func root(_ i: Int) -> Int {
+            var i = i
+            while parent[i] != i {
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            }
+            return i
+        }
+        for i in walls.indices {
+            for j in walls.indices where j > i && sameStraightWall(walls[i], walls[j]) {
+                let (a, b) = (root(i), root(j))
+                parent[max(a, b)] = min(a, b)
+            }
+        }
+        return walls.indices.map(root)
+    }
+
+    /// How far apart (metres) two pieces of one line may be and still be one wall, and how far off the line (metres)
+    /// and off its direction (sine of the angle) a piece may be.
+    static let straightWallGap = 2.0
+    static let straightWallOffset = 0.05
+    static let straightWallAngle = 0.035
+
+    static func sameStraightWall(_ first: Venue.Wall, _ second: Venue.Wall) -> Bool {
+        guard first.material == second.material, abs(first.attenuation - second.attenuation) < 1e-9 else {
+            return false
+        }
+        let dx = first.to.x - first.from.x
+        let dy = first.to.y - first.from.y
+        let length = (dx * dx + dy * dy).squareRoot()
+        let ex = second.to.x - second.from.x
+        let ey = second.to.y - second.from.y
+        let otherLength = (ex * ex + ey * ey).squareRoot()
+        guard length > 1e-9, otherLength > 1e-9 else { return false }
+        let (ux, uy) = (dx / length, dy / length)
+        guard abs(ux * ey - uy * ex) / otherLength <= straightWallAngle else { return false }
+        // Both ends of the second piece on the first's line, and their span along it near the first's [0, length].
+        var along: [Double] = []
+        for point in [second.from, second.to] {
+            let px = point.x - first.from.x
+            let py = point.y - first.from.y
+            guard abs(ux * py - uy * px) <= straightWallOffset else { return false }
+            along.append(ux * px + uy * py)
+        }
+        let low = along.min()!
+        let high = along.max()!
+        return low <= length + straightWallGap && high >= -straightWallGap
     }
 
     /// An estimate and its standard deviation.
@@ -75,7 +154,8 @@ public enum LinkCalibration {
         /// T: how far each gateway's transmitter is off the power in its frame, dB (with the G's gauge).
         public var transmitOffsets: [GatewayID: Estimate]
         public var pathLossExponent: Estimate
-        /// Each crossed wall's loss, dB, by its index in the venue's walls (walls no link crosses are left out).
+        /// Each crossed straight wall's loss (`straightWalls`), dB, under the index of each of its pieces in the
+        /// venue's walls (walls of a straight wall no link crosses are left out).
         public var wallLosses: [Int: Estimate]
         /// The front-to-back ratio of each gateway whose venue entry gives its antenna's facing, dB.
         public var antennaFrontToBack: [GatewayID: Estimate] = [:]
@@ -124,12 +204,18 @@ public enum LinkCalibration {
                 && Double(link.received) >= settings.minimumShareHeard * Double(max(link.sent, 1))
         }
         guard !used.isEmpty else { return nil }
-        // The walls each link crosses; only crossed walls are unknowns.
+        // The straight walls each link crosses (each once: where two pieces meet, a path through the joint touches
+        // both); only crossed walls are unknowns.
+        let straight = straightWalls(venue.walls)
         let crossings = used.map { link -> [Int] in
             let path = Segment(gateways[index[link.tx]!].position, gateways[index[link.rx]!].position)
-            return venue.walls.indices.filter { path.intersects(venue.walls[$0].segment) }
+            return Array(
+                Set(venue.walls.indices.filter { path.intersects(venue.walls[$0].segment) }.map { straight[$0] })
+            )
+            .sorted()
         }
         let walls = Array(Set(crossings.joined())).sorted()
+        let delivered = deliveredShare(used)
         let wallColumn = Dictionary(uniqueKeysWithValues: walls.enumerated().map { ($0.element, $0.offset) })
         let count = gateways.count
         let exponentColumn = 2 * count
@@ -158,7 +244,7 @@ public enum LinkCalibration {
                 let cosine = antenna.cosine(towardsX: towards.0, y: towards.1, distance: distance)
                 columns.append((column, -(1 - cosine) / 2))
             }
-            let row = (columns: columns, value: link.uncensoredMean - link.measuredPower)
+            let row = (columns: columns, value: link.uncensoredMean(delivered: delivered) - link.measuredPower)
             rows.append(row)
             normal.add(row.columns, value: row.value, weight: linkWeight)
         }
@@ -195,7 +281,11 @@ public enum LinkCalibration {
             offsets[gateway.id] = estimate(count + position)
         }
         var wallLosses: [Int: Estimate] = [:]
-        for (column, wall) in walls.enumerated() { wallLosses[wall] = estimate(2 * count + 1 + column) }
+        for (column, wall) in walls.enumerated() {
+            for piece in venue.walls.indices where straight[piece] == wall {
+                wallLosses[piece] = estimate(2 * count + 1 + column)
+            }
+        }
         var antennas: [GatewayID: Estimate] = [:]
         for (position, column) in antennaColumn { antennas[gateways[position].id] = estimate(column) }
         return Result(

@@ -97,4 +97,31 @@ import Testing
                 (links["advertisingIntervals"] as? [String: Double])?.count == RandomVenue.generate(seed: 3).gateways)
         }
     }
+
+    /// The live hub takes a gateway beacon's interval from its gateway's status and, for a beacon the status does not
+    /// announce (the venue file's `beacon:` of a gateway whose agent does not advertise), from its receptions.
+    @Test func theLiveHubEstimatesAnIntervalNoStatusGives() throws {
+        var core = try HubCoreTests.core()
+        let own = "ibeacon:e2c56db5-dffb-48d2-b060-d0f5a71096e0:900:2"
+        core.links.announce(own, by: "gw-b")
+        let t0 = HubCoreTests.t0
+        for batch in 0..<10 {
+            let sightings = (0..<8).map { k in
+                Sighting(
+                    t: t0 + Double(batch * 8 + k) * 0.25 + 0.003 * Double(k % 3), beacon: own, rssi: -70, txPower: -60)
+            }
+            core.apply(
+                .batch(
+                    SightingBatch(
+                        gateway: "gw-a", boot: "boot-1", seq: UInt64(batch + 1), sent: t0 + Double(batch) * 2,
+                        clockSynced: true, sightings: sightings)), at: t0 + Double(batch) * 2)
+        }
+        let estimated = try #require(core.linkIntervals["gw-b"])
+        #expect(abs(estimated - 0.25) < 0.01, "estimated \(estimated) s")
+        var status = GatewayStatus(gateway: "gw-b", state: .online, boot: "boot-b", t: t0 + 20, heartbeatSeconds: 10)
+        status.selfBeacon = GatewayStatus.SelfBeacon(
+            beacon: own, state: "advertising", measuredPower: -60, intervalMs: 500)
+        core.apply(.gatewayStatus(status), at: t0 + 20)
+        #expect(core.linkIntervals["gw-b"] == 0.5)
+    }
 }

@@ -4,6 +4,10 @@ import Simulator
 import Testing
 import ZoneInference
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Self-calibration from gateway beacons: simulated venues whose gateways' receive gains are off by up to
 /// ±6 dB, every gateway advertising its own beacon for 30 simulated minutes; the links alone give each gateway's gain
 /// back. Training seeds only (docs/accuracy.md): this is where the model's settings may be chosen.
@@ -157,5 +161,91 @@ import ZoneInference
         let full = LinkCalibration.Link(
             tx: "a", rx: "b", meanRSSI: -70, received: 1000, sent: 1000, measuredPower: -59, rssiSigma: 4)
         #expect(full.uncensoredMean == -70)
+    }
+
+    /// A receiver that loses 15 % of every link's advertisements whatever the level: a strong link is not taken for
+    /// one cut off by sensitivity (its mean stays), and a weak one is corrected for its cut alone.
+    @Test func advertsLostAtRandomAreNoCut() {
+        var rng = SeededGenerator(seed: 9)
+        let sensitivity = -95.0
+        func link(_ truth: Double) -> LinkCalibration.Link {
+            var heard: [Double] = []
+            let sent = 20_000
+            for _ in 0..<sent where Double.random(in: 0..<1, using: &rng) >= 0.15 {
+                let rssi = truth + 4 * rng.gaussian()
+                if rssi >= sensitivity { heard.append(rssi) }
+            }
+            let mean = heard.reduce(0, +) / Double(heard.count)
+            let spread = (heard.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(heard.count)).squareRoot()
+            return LinkCalibration.Link(
+                tx: "a", rx: "b", meanRSSI: mean, received: heard.count, sent: sent, measuredPower: -59,
+                rssiSigma: spread)
+        }
+        let strong = [-60.0, -65, -70, -72, -75, -78, -80, -82].map(link)
+        let weak = link(-92)
+        let delivered = LinkCalibration.deliveredShare(strong + [weak])
+        #expect(abs(delivered - 0.85) < 0.01, "delivered \(delivered)")
+        for (truth, link) in zip([-60.0, -65, -70, -72, -75, -78, -80, -82], strong) {
+            #expect(abs(link.uncensoredMean(delivered: delivered) - truth) < 0.2, "\(truth): \(link)")
+            // Taken against every advertisement, the random loss looks like a cut 1.7 dB deep.
+            #expect(link.uncensoredMean < truth - 1)
+        }
+        #expect(abs(weak.uncensoredMean(delivered: delivered) - -92) < 0.4)
+    }
+
+    /// A partition drawn in pieces on one line is one wall: the fit gives every piece one loss (a loss per piece let
+    /// the walls take up what the exponent should), and a wall on another line, or of another material, its own.
+    @Test func piecesOfOneStraightWallShareTheirLoss() throws {
+        let venue = try VenueLoader.decode(
+            """
+            site: straight-walls
+            zones:
+              - { id: a, rect: { x: 0, y: 0, width: 6, height: 10 } }
+              - { id: b, rect: { x: 6, y: 0, width: 6, height: 10 } }
+              - { id: c, rect: { x: 12, y: 0, width: 6, height: 10 } }
+            doors:
+              - { between: [a, b], at: [6, 7], width: 1 }
+              - { between: [b, c], at: [12, 5], width: 1 }
+            walls:
+              - { from: [6, 0], to: [6, 3] }
+              - { from: [6, 3], to: [6, 6.5] }
+              - { from: [6, 7.5], to: [6, 10] }
+              - { from: [12, 0], to: [12, 4.5] }
+              - { from: [12, 5.5], to: [12, 10], material: heavy }
+              - { from: [0, 10], to: [18, 10] }
+            gateways:
+              - { id: g1, zone: a, position: [1, 1], height: 2 }
+              - { id: g2, zone: a, position: [1, 9], height: 2 }
+              - { id: g3, zone: b, position: [9, 1], height: 2 }
+              - { id: g4, zone: b, position: [9, 9], height: 2 }
+              - { id: g5, zone: c, position: [17, 1], height: 2 }
+              - { id: g6, zone: c, position: [17, 9], height: 2 }
+            """, file: "straight-walls.yaml")
+        #expect(LinkCalibration.straightWalls(venue.walls) == [0, 0, 0, 3, 4, 5])
+        // Exact links: exponent 2, each straight wall crossed once at its material's loss plus 2 dB.
+        let straight = LinkCalibration.straightWalls(venue.walls)
+        var links: [LinkCalibration.Link] = []
+        for tx in venue.gateways {
+            for rx in venue.gateways where rx.id != tx.id {
+                let path = Segment(tx.position, rx.position)
+                let crossed = Set(
+                    venue.walls.indices.filter { path.intersects(venue.walls[$0].segment) }.map { straight[$0] })
+                let loss = crossed.reduce(0.0) { $0 + venue.walls[$1].material.defaultAttenuation + 2 }
+                let dx = tx.position.x - rx.position.x
+                let dy = tx.position.y - rx.position.y
+                let mean = -59 - 20 * log10((dx * dx + dy * dy).squareRoot()) - loss
+                links.append(
+                    LinkCalibration.Link(
+                        tx: tx.id, rx: rx.id, meanRSSI: mean, received: 900, sent: 1000, measuredPower: -59,
+                        rssiSigma: 4))
+            }
+        }
+        let fit = try #require(LinkCalibration.solve(venue: venue, links: links, nominalExponent: 2))
+        let pieces = try [0, 1, 2].map { try #require(fit.wallLosses[$0]).value }
+        #expect(pieces[0] == pieces[1] && pieces[1] == pieces[2])
+        #expect(abs(pieces[0] - 5.5) < 0.3, "the partition at x 6: \(pieces)")
+        let heavy = try #require(fit.wallLosses[4]).value
+        #expect(abs(heavy - 10.5) < 0.5, "the heavy piece at x 12: \(heavy)")
+        #expect(abs(fit.pathLossExponent.value - 2) < 0.1, "exponent \(fit.pathLossExponent.value)")
     }
 }
