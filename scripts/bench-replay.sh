@@ -5,7 +5,8 @@
 # own hub.yaml of each kind the venue has — uncalibrated (hub.yaml), calibrated by the bench (hub-calibrated.yaml,
 # with --also-calibrated), given the exact radio map (hub-exact.yaml, with --exact-map) — and BIN-DIR's beacon-sim
 # scores it. Prints one JSON line per venue (seed, family; per kind the bench's accuracy and the replay's) and a
-# summary per kind: means and medians of venues, bench → replayed, and the venues that lost or gained most.
+# summary per kind: means and medians of venues, bench → replayed, the venues that lost or gained most, and the false
+# zone changes per tag-hour (median of venues) and true crossings missed, bench → replayed.
 # Extra hub.yaml `inference:` settings for the replays can be given as KEY=VALUE (e.g. confirmSeconds=2).
 # Nothing is written into BENCH-DIR: the replays go to a temporary folder, removed.
 #
@@ -56,11 +57,15 @@ venue() { # SEED-DIR: one JSON line
 import json, os, re, sys
 folder, out, kinds = sys.argv[1], sys.argv[2], sys.argv[3:]
 bench_file = {"uncalibrated": "score.out", "calibrated": "score-calibrated.out", "exact": "score-exact.out"}
-hub = lambda path: json.load(open(path))["hub"]["accuracy"]
+hub = lambda path: json.load(open(path))["hub"]
 family = re.search(r"family (\w+)", open(f"{folder}/venue.yaml").readline())
 row = {"seed": int(os.path.basename(folder).split("-")[1]), "family": family[1] if family else None}
 for kind in kinds:
-    row[kind] = {"bench": hub(f"{folder}/{bench_file[kind]}"), "replayed": hub(f"{out}/{kind}.json")}
+    before, after = hub(f"{folder}/{bench_file[kind]}"), hub(f"{out}/{kind}.json")
+    row[kind] = {"bench": before["accuracy"], "replayed": after["accuracy"],
+                 "falsePerHour": [before.get("falseTransitionsPerTagHour"), after.get("falseTransitionsPerTagHour")],
+                 "missed": [before.get("missedTransitions"), after.get("missedTransitions")],
+                 "transitions": before.get("trueTransitions")}
 print(json.dumps(row))
 PY
 }
@@ -83,4 +88,11 @@ for kind in ("uncalibrated", "calibrated", "exact"):
           f"median {statistics.median(bench):.2f} → {statistics.median(replayed):.2f} %; "
           f"most lost {change[0][0]:+.1f} (seed {change[0][1]}, {change[0][2]}), "
           f"most gained {change[-1][0]:+.1f} (seed {change[-1][1]}, {change[-1][2]})")
+    false = [row[kind].get("falsePerHour") for row in have]
+    if all(pair and None not in pair for pair in false):
+        missed = [row[kind]["missed"] for row in have]
+        crossings = sum(row[kind]["transitions"] or 0 for row in have)
+        print(f"  false changes per tag-hour, median of venues {statistics.median(p[0] for p in false):.2f} → "
+              f"{statistics.median(p[1] for p in false):.2f}; true crossings missed "
+              f"{sum(m[0] for m in missed)} → {sum(m[1] for m in missed)} of {crossings}")
 '

@@ -203,8 +203,8 @@ public struct PositionOracle: Sendable {
         track.group.removeAll(keepingCapacity: true)
     }
 
-    /// The hub's hysteresis at tick `t`: a leader other than the reported state must hold `enterProbability` for
-    /// `confirmSeconds`.
+    /// The hub's hysteresis at tick `t` (`InferenceSettings.confirmation`): a leader other than the reported state must
+    /// hold `enterProbability` for `confirmSeconds`, or lead the reported state by `leadRatio` for `leadSeconds`.
     private func decide(_ track: inout PositionOracleTrack, at t: Double, events: inout [ZoneEvent]) {
         flush(&track)
         track.predictedTick = t
@@ -213,7 +213,8 @@ public struct PositionOracle: Sendable {
         var leader = 0
         for state in masses.indices where masses[state] > masses[leader] { leader = state }
         let probability = masses[leader]
-        guard leader != track.state, probability >= settings.enterProbability else {
+        guard leader != track.state, let needed = settings.confirmation(probability, reported: masses[track.state])
+        else {
             track.candidate = -1
             return
         }
@@ -221,7 +222,7 @@ public struct PositionOracle: Sendable {
             track.candidate = leader
             track.candidateSince = t
         }
-        guard t - track.candidateSince >= settings.confirmSeconds else { return }
+        guard t - track.candidateSince >= needed else { return }
         move(&track, to: leader, at: t, confidence: probability, events: &events)
     }
 

@@ -21,8 +21,14 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     public var staleSeconds = 3.0
     /// A new zone must stay the most likely, with at least `enterProbability`, for this long before it is reported.
     public var confirmSeconds = 1.0
-    /// Posterior probability a new zone needs before its confirmation time starts.
+    /// Posterior probability a new zone needs before its confirmation time starts…
     public var enterProbability = 0.7
+    /// …or this many times the reported zone's (0: only `enterProbability`), for `leadSeconds`. Where the belief is
+    /// spread over three zones or more (an open hall's quadrants, a tag between rooms), no zone may reach
+    /// `enterProbability` for long while the reported one has long lost it: the leader is taken once it has clearly led
+    /// the reported zone for a while.
+    public var leadRatio = 2.0
+    public var leadSeconds = 5.0
     /// A tag heard by no gateway for this long (or 4 advertising intervals, if longer) exits its zone.
     public var absenceSeconds = 12.0
     /// Expected rate of leaving a zone through a door, per second (the HMM's transition prior).
@@ -101,6 +107,15 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
 
     public init() {}
 
+    /// How long a leader other than the reported state, at `probability` against the reported state's `reported`,
+    /// must lead before it is reported: `confirmSeconds` once it holds `enterProbability`, `leadSeconds` (at least
+    /// `confirmSeconds`) while it only leads the reported state by `leadRatio`; nil when it does neither.
+    public func confirmation(_ probability: Double, reported: Double) -> Double? {
+        if probability >= enterProbability { return confirmSeconds }
+        if leadRatio > 0 && probability >= leadRatio * reported { return max(leadSeconds, confirmSeconds) }
+        return nil
+    }
+
     /// The strongest-gateway baseline as `beacon-sim score` runs it (roughly ESPresense with mqtt_room): plain EMA
     /// of τ 2 s, a 5 s lead to switch, 30 s of silence to leave, gateways stale after 10 s.
     public static var strongestBaseline: InferenceSettings {
@@ -114,8 +129,9 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case method, smoothingSeconds, staleSeconds, confirmSeconds, enterProbability, absenceSeconds
-        case moveRatePerSecond, emissionWeight, pathLossExponent, boundaryLossDB, modelSigmaDB, referencePower
+        case method, smoothingSeconds, staleSeconds, confirmSeconds, enterProbability, leadRatio, leadSeconds
+        case absenceSeconds, moveRatePerSecond, emissionWeight, pathLossExponent, boundaryLossDB, modelSigmaDB,
+            referencePower
         case sensitivity, tagOffsetSigmaDB, stayedSeconds, reorderWindowSeconds, maxWalkingSpeed, strongMarginDB
         case cloneDistanceMetres, tickSeconds, bodyLossDB, residualCap, calibrationWeight, unknownPowerSigmaDB
         case cellMetres, readingWeight, stayShare, maxCells, offsetSeconds, learnsExponent, probeTags, learnsNoise
@@ -138,6 +154,12 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
         staleSeconds = try value(.staleSeconds, staleSeconds, 0.5...600)
         confirmSeconds = try value(.confirmSeconds, confirmSeconds, 0...600)
         enterProbability = try value(.enterProbability, enterProbability, 0.34...0.999)
+        leadRatio = try value(.leadRatio, leadRatio, 0...1000)
+        leadSeconds = try value(.leadSeconds, leadSeconds, 0...600)
+        guard leadRatio == 0 || leadRatio >= 1.1 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .leadRatio, in: container, debugDescription: "expected 0 (off) or 1.1...1000")
+        }
         absenceSeconds = try value(.absenceSeconds, absenceSeconds, 1...3600)
         moveRatePerSecond = try value(.moveRatePerSecond, moveRatePerSecond, 0.0001...10)
         emissionWeight = try value(.emissionWeight, emissionWeight, 0.01...10)

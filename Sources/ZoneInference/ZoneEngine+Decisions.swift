@@ -91,6 +91,8 @@ extension ZoneEngine {
         checkClone(index, at: t, events: &events)
         let leader: Int
         let probability: Double
+        // The reported state's probability (0 for `strongest`, whose leader has probability 1).
+        var reported = 0.0
         // The zones with an entrance, together (none for `strongest`, which keeps the old rule: decide).
         var entrance = 0.0
         switch settings.method {
@@ -112,6 +114,7 @@ extension ZoneEngine {
             leader = update.leader
             probability = update.probability
             tracks[index].confidence = update.reported
+            reported = update.reported
             if update.reported >= 0.5 { tracks[index].lastConfident = t }
             entrance = update.entrance
         case .hmm:
@@ -122,11 +125,12 @@ extension ZoneEngine {
             leader = best
             probability = Double(posterior[best])
             tracks[index].confidence = Double(posterior[tracks[index].state])
+            reported = Double(posterior[tracks[index].state])
             if posterior[tracks[index].state] >= 0.5 { tracks[index].lastConfident = t }
             for zone in model.neighbours[model.noZone] { entrance += Double(posterior[zone]) }
         }
         if entrance >= Self.entranceShare { tracks[index].lastAtEntrance = t }
-        decide(index, leader: leader, probability: probability, at: t, events: &events)
+        decide(index, leader: leader, probability: probability, reported: reported, at: t, events: &events)
     }
 
     /// The HMM forward step: predict through the doors, weigh by the emission likelihoods.
@@ -197,8 +201,12 @@ extension ZoneEngine {
         tracks[index].posterior = predicted
     }
 
-    /// Hysteresis: a leader other than the reported state must hold `enterProbability` for `confirmSeconds`.
-    mutating func decide(_ index: Int, leader: Int, probability: Double, at t: Double, events: inout [ZoneEvent]) {
+    /// Hysteresis (`InferenceSettings.confirmation`): a leader other than the reported state must hold
+    /// `enterProbability` for `confirmSeconds`, or lead the reported state's `reported` by `leadRatio` for
+    /// `leadSeconds`.
+    mutating func decide(
+        _ index: Int, leader: Int, probability: Double, reported: Double, at t: Double, events: inout [ZoneEvent]
+    ) {
         let track = tracks[index]
         // "No zone" is reached through an entrance, or by silence (absence), never straight from inside: from a zone
         // with no entrance only when the belief was at one lately, since the tag entered its zone (the tag crossed an
@@ -206,7 +214,9 @@ extension ZoneEngine {
         let leavesThroughWall =
             leader == model.noZone && !model.adjacent(track.state, leader)
             && (t - track.lastAtEntrance > Self.entranceSeconds || track.lastAtEntrance <= track.since)
-        guard leader != track.state, probability >= settings.enterProbability, !leavesThroughWall else {
+        guard leader != track.state, let needed = settings.confirmation(probability, reported: reported),
+            !leavesThroughWall
+        else {
             tracks[index].candidate = -1
             return
         }
@@ -214,7 +224,7 @@ extension ZoneEngine {
             tracks[index].candidate = leader
             tracks[index].candidateSince = t
         }
-        guard t - tracks[index].candidateSince >= settings.confirmSeconds, t >= track.holdUntil else { return }
+        guard t - tracks[index].candidateSince >= needed, t >= track.holdUntil else { return }
         // A jump between zones without a door between them, faster than anyone walks, is not a move.
         if track.state != model.noZone && leader != model.noZone && !model.adjacent(track.state, leader) {
             let needed = model.walkDistance[track.state][leader] / settings.maxWalkingSpeed
