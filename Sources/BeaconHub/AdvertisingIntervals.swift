@@ -35,15 +35,14 @@ struct AdvertisingIntervals: Sendable {
         guard let previous = last[link] else { return }
         let gap = t - previous
         guard gap >= Self.shortestInterval else { return }
-        var kept = gaps[tx] ?? []
-        if kept.count < Self.keptGaps {
-            kept.append(gap)
+        // In place: a copy taken out of the dictionary and put back copied the whole ring on every reception.
+        if gaps[tx, default: []].count < Self.keptGaps {
+            gaps[tx, default: []].append(gap)
         } else {
             let index = next[tx] ?? 0
-            kept[index] = gap
+            gaps[tx, default: []][index] = gap
             next[tx] = (index + 1) % Self.keptGaps
         }
-        gaps[tx] = kept
     }
 
     /// The estimate for each transmitter with enough gaps, seconds.

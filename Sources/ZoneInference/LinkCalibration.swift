@@ -55,7 +55,7 @@ public enum LinkCalibration {
         /// whatever the level, collisions and scan gaps, is not a cut: `LinkCalibration.deliveredShare`); the share
         /// heard is taken against it.
         public func uncensoredMean(delivered: Double) -> Double {
-            let share = min(Double(received) / Double(max(sent, 1)) / min(max(delivered, 0.05), 1), 1)
+            let share = min(shareHeard / min(max(delivered, 0.05), 1), 1)
             guard let rssiSigma, share < 0.98, share > 0.01 else { return meanRSSI }
             let alpha = inverseNormal(1 - share)
             let tail = 1 - normalCDF(alpha)
@@ -75,7 +75,7 @@ public enum LinkCalibration {
     /// The share of advertisements the receivers hear of a link well above their sensitivity: a high quantile
     /// (`deliveredQuantile`) of the links' shares heard, between `deliveredRange`'s bounds. Most venues have links
     /// between neighbours far above sensitivity, and those lose only what every link loses (collisions, scan gaps:
-    /// 10–20 %); taken for the sensitivity's cut, that loss lowered every strong link's mean by about 1.7 dB at 15 %.
+    /// 10–20 %); taken for the sensitivity's cut, a loss of 15 % lowers a strong link of 4 dB spread by 1.4 dB.
     public static func deliveredShare(_ links: [Link]) -> Double {
         let shares = links.map(\.shareHeard).sorted()
         guard !shares.isEmpty else { return 1 }
@@ -88,9 +88,8 @@ public enum LinkCalibration {
 
     /// Each wall's straight wall: walls of one material and loss that lie on one line and touch, overlap or leave a
     /// door's gap (`straightWallGap`) between them are one partition drawn in pieces, and the link fit gives them one
-    /// loss. A loss per piece let the fit explain with walls what the exponent should: 2.3–2.45 where the truth
-    /// was 2.0, the same partitions drawn whole giving 1.87–2.18. Returns per wall the index of its straight wall's
-    /// first piece.
+    /// loss: a loss per piece lets the walls take up what the exponent should. Returns per wall the index of its
+    /// straight wall's first piece.
     public static func straightWalls(_ walls: [Venue.Wall]) -> [Int] {
         var parent = Array(walls.indices)
         func root(_ i: Int) -> Int {
