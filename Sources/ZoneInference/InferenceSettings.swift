@@ -109,10 +109,10 @@ public struct InferenceSettings: Sendable, Hashable, Decodable {
 
     /// How long a leader other than the reported state, at `probability` against the reported state's `reported`,
     /// must lead before it is reported: `confirmSeconds` once it holds `enterProbability`, `leadSeconds` (at least
-    /// `confirmSeconds`) while it only leads the reported state by `leadRatio`; nil when it does neither.
-    public func confirmation(_ probability: Double, reported: Double) -> Double? {
+    /// `confirmSeconds`) while it only leads the reported state by `leadRatio` (and `leads`); nil when it does neither.
+    public func confirmation(_ probability: Double, reported: Double, leads: Bool = true) -> Double? {
         if probability >= enterProbability { return confirmSeconds }
-        if leadRatio > 0 && probability >= leadRatio * reported { return max(leadSeconds, confirmSeconds) }
+        if leads && leadRatio > 0 && probability >= leadRatio * reported { return max(leadSeconds, confirmSeconds) }
         return nil
     }
 

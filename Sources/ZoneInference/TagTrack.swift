@@ -40,6 +40,9 @@ struct TagTrack: Sendable {
     var unknown = false
     /// Absence is counted from here when later than `lastHeard`: a gateway came back, or the state was restored.
     var resumeAt = -Double.infinity
+    /// When the state was last taken from a previous hub's (`ZoneEngine.restore`): the lead rule waits `leadSeconds`
+    /// of readings after it.
+    var restoredAt = -Double.infinity
     /// Changed or heard since the last `takeTouched()`.
     var touched = false
     /// `position`: the belief over the floor grid, the readings since the last update, and the advertising interval

@@ -214,7 +214,12 @@ extension ZoneEngine {
         let leavesThroughWall =
             leader == model.noZone && !model.adjacent(track.state, leader)
             && (t - track.lastAtEntrance > Self.entranceSeconds || track.lastAtEntrance <= track.since)
-        guard leader != track.state, let needed = settings.confirmation(probability, reported: reported),
+        // A belief restored from a previous hub's estimate has not followed the tag: it must hold `enterProbability`
+        // until it has had `leadSeconds` of readings, or a standby moves a tag that stands by a door into the next
+        // room within seconds of a takeover, and back.
+        let leads = t - track.restoredAt >= settings.leadSeconds
+        guard leader != track.state,
+            let needed = settings.confirmation(probability, reported: reported, leads: leads),
             !leavesThroughWall
         else {
             tracks[index].candidate = -1

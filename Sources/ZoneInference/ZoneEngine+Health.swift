@@ -127,6 +127,7 @@ extension ZoneEngine {
             {
                 var track = tracks[index]
                 seedBelief(&track, zone: zone, around: position)
+                track.restoredAt = t
                 tracks[index] = track
             }
             return
@@ -140,6 +141,7 @@ extension ZoneEngine {
         track.unknown = state.state == .unknown
         track.lastHeard = state.lastSeen ?? t
         track.resumeAt = t
+        track.restoredAt = t
         track.lastConfident = t
         if !track.posterior.isEmpty {
             let others = Float(0.1) / Float(model.noZone)

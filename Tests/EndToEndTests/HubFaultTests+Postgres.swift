@@ -87,7 +87,7 @@ extension HubFaultTests {
                 "\(tag) → \(zone) at \(String(format: "%+.1f", event.t - split)) s (truth: "
                 + truth.filter { $0.exit >= event.t - 30 && $0.enter <= event.t + 5 }
                 .map { "\($0.zone?.rawValue ?? "none") \(String(format: "%+.1f", $0.enter - split))…" }
-                .joined(separator: ", ") + ")"
+                .joined(separator: ", ") + "; \(event.reason))"
             if event.t < split {
                 before.all += 1
                 if !supported { before.false.append(line) }

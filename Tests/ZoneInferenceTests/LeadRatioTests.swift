@@ -69,6 +69,37 @@ import ZoneInference
         return (entered.map { $0.t - moved }, moves)
     }
 
+    /// A previous hub's state, restored at 0 s: in q1 at (9.5, 7.5), by the corner where the four zones meet, while the
+    /// tag stands in q3 at (12, 10) from then on (q3 soon leads, below `enterProbability`). Returns the time of the enter into q3 and the moves.
+    static func restored(settings: InferenceSettings) throws -> (entered: Double?, moves: [ZoneEvent]) {
+        let venue = try venue()
+        var engine = ZoneEngine(
+            venue: venue, settings: settings,
+            directory: TagDirectory(named: [(TestVenue.beacon, TestVenue.tag)], regions: []))
+        let state = TagState(
+            tag: TestVenue.tag, beacon: TestVenue.beacon, state: .inside, zone: "q1", since: -300, confidence: 0.6,
+            lastSeen: -0.5, gateways: [], position: TagState.Position(x: 9.5, y: 7.5, radius: 0.5))
+        engine.restore(state, at: 0)
+        var events: [ZoneEvent] = []
+        let noise = [0, 2, -1, 3, -2, 1, -3, 0, 1, -1]
+        for second in 0..<60 {
+            engine.advance(to: Double(second), events: &events)
+            for (k, gateway) in venue.gateways.enumerated() {
+                let dx = 12 - gateway.position.x
+                let dy = 10 - gateway.position.y
+                let distance = (dx * dx + dy * dy + 0.8 * 0.8).squareRoot()
+                engine.ingest(
+                    SightingLine(
+                        t: Double(second) + 0.1 * Double(k), gateway: gateway.id, beacon: TestVenue.beacon,
+                        rssi: Int((-59 - 20 * log10(distance)).rounded()) + noise[(second + 3 * k) % noise.count],
+                        txPower: -59))
+            }
+        }
+        engine.advance(to: 60, events: &events)
+        let moves = events.filter { $0.type == .enter || $0.type == .exit }
+        return (moves.first { $0.type == .enter && $0.zone == "q3" }?.t, moves)
+    }
+
     static func describe(_ moves: [ZoneEvent]) -> String {
         moves.map { "\($0.type.rawValue) \($0.zone?.rawValue ?? "-") at \($0.t)" }.joined(separator: ", ")
     }
@@ -83,5 +114,16 @@ import ZoneInference
         strict.leadRatio = 0
         let (old, oldMoves) = try Self.walk(settings: strict)
         #expect(old == nil, "without the lead ratio: \(Self.describe(oldMoves))")
+    }
+
+    /// A standby's belief starts from the previous hub's estimate, not from readings it followed: it is not moved by
+    /// the lead alone until it has had `leadSeconds` of readings (it must lead `leadSeconds` more after that), and is
+    /// moved by it then (without the wait: at 9.5 s).
+    @Test func aRestoredBeliefEarnsTheLeadRuleFirst() throws {
+        let settings = InferenceSettings()
+        let (entered, moves) = try Self.restored(settings: settings)
+        let at = try #require(entered, "never entered q3: \(Self.describe(moves))")
+        #expect(at >= 2 * settings.leadSeconds, "entered q3 \(at) s after the restore: \(Self.describe(moves))")
+        #expect(at <= 30, "entered q3 \(at) s after the restore: \(Self.describe(moves))")
     }
 }
